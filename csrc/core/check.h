@@ -1,0 +1,27 @@
+// Turns a driver status into a PyTorch error.
+//
+// AXON_CHECK(call, "what was being done") evaluates a driver call and, on
+// failure, throws the c10 error type that maps to the right Python exception
+// (torch.OutOfMemoryError for AXON_ERROR_OUT_OF_MEMORY, ValueError-like
+// IndexError for bad devices, RuntimeError otherwise), with the driver's own
+// detail appended.
+#pragma once
+
+#include <c10/util/Exception.h>
+
+#include "axon/runtime.h"
+
+namespace axon {
+
+// Throws for any status but AXON_SUCCESS; `context` names the operation.
+[[noreturn]] void throw_status(axon_status status, const char* context);
+
+}  // namespace axon
+
+#define AXON_CHECK(call, context)                  \
+  do {                                             \
+    const axon_status axon_check_status_ = (call); \
+    if (axon_check_status_ != AXON_SUCCESS) {      \
+      ::axon::throw_status(axon_check_status_, context); \
+    }                                              \
+  } while (0)

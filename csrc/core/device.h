@@ -1,0 +1,21 @@
+// Device enumeration and the calling thread's current device.
+#pragma once
+
+#include <c10/core/Device.h>
+
+namespace axon {
+
+// Number of axon devices; 0 if the driver cannot report (never throws).
+c10::DeviceIndex device_count() noexcept;
+
+// Throws IndexError naming the index and the valid range.
+void check_device_index(c10::DeviceIndex index);
+
+// The calling thread's current device (0 until set), as torch.cuda does.
+c10::DeviceIndex current_device();
+void set_current_device(c10::DeviceIndex index);
+
+// Resolves -1 ("current") to the current device and validates the rest.
+c10::DeviceIndex resolve_device_index(c10::DeviceIndex index);
+
+}  // namespace axon

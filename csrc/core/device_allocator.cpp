@@ -1,0 +1,402 @@
+#include "core/device_allocator.h"
+
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <unordered_set>
+#include <vector>
+
+#include "core/check.h"
+#include "core/device.h"
+#include "core/stream.h"
+
+namespace axon {
+namespace {
+
+using c10::CachingAllocator::StatType;
+using c10::CachingDeviceAllocator::DeviceStats;
+
+constexpr size_t kRounding = 512;
+// Blocks up to this size are the "small pool" in the statistics, as in CUDA.
+constexpr size_t kSmallBlockLimit = 1 << 20;
+
+size_t round_size(size_t bytes) {
+  return (bytes + kRounding - 1) / kRounding * kRounding;
+}
+
+// A block is one driver allocation (no splitting): its size is its segment.
+struct Block {
+  c10::DeviceIndex device;
+  void* ptr;
+  size_t size;
+  size_t requested = 0;
+  c10::StreamId stream_id;              // the stream it was allocated on
+  std::vector<c10::Stream> extra_users;  // record_stream() streams
+  int pending_events = 0;                // cross-stream uses still in flight
+};
+
+struct BlockOrder {
+  bool operator()(const Block* a, const Block* b) const {
+    return std::tie(a->stream_id, a->size, a->ptr) < std::tie(b->stream_id, b->size, b->ptr);
+  }
+};
+
+std::string format_bytes(size_t bytes) {
+  std::ostringstream out;
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  if (mib >= 1024.0) {
+    out.precision(2);
+    out << std::fixed << mib / 1024.0 << " GiB";
+  } else {
+    out.precision(2);
+    out << std::fixed << mib << " MiB";
+  }
+  return out.str();
+}
+
+class DeviceCache {
+ public:
+  explicit DeviceCache(c10::DeviceIndex device) : device_(device) {}
+
+  Block* allocate(size_t requested, c10::StreamId stream_id) {
+    const size_t size = round_size(requested);
+    std::lock_guard<std::mutex> lock(mutex_);
+    collect_finished_events();
+    Block* block = take_cached(size, stream_id);
+    if (block == nullptr) {
+      block = allocate_segment(size, requested, stream_id);
+    }
+    block->requested = requested;
+    for_stats(size, [&](StatType type) {
+      stats_.allocation[static_cast<size_t>(type)].increase(1);
+      stats_.allocated_bytes[static_cast<size_t>(type)].increase(size);
+      stats_.active[static_cast<size_t>(type)].increase(1);
+      stats_.active_bytes[static_cast<size_t>(type)].increase(size);
+      stats_.requested_bytes[static_cast<size_t>(type)].increase(requested);
+    });
+    live_.insert(block);
+    return block;
+  }
+
+  void free(Block* block) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.erase(block);
+    for_stats(block->size, [&](StatType type) {
+      stats_.allocation[static_cast<size_t>(type)].decrease(1);
+      stats_.allocated_bytes[static_cast<size_t>(type)].decrease(block->size);
+      stats_.requested_bytes[static_cast<size_t>(type)].decrease(block->requested);
+    });
+    if (axon_runtime_is_shut_down()) {
+      return;  // the driver has released everything; nothing left to cache
+    }
+    if (!block->extra_users.empty() && record_use_events(block)) {
+      return;  // becomes reusable once its other streams pass their events
+    }
+    make_reusable(block);
+  }
+
+  void record_stream(Block* block, const c10::Stream& stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stream.id() == block->stream_id && stream.device_index() == device_) {
+      return;
+    }
+    for (const auto& user : block->extra_users) {
+      if (user == stream) {
+        return;
+      }
+    }
+    block->extra_users.push_back(stream);
+  }
+
+  void empty_cache() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    release_cached_blocks();
+  }
+
+  DeviceStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for_each_stat_array([](c10::CachingAllocator::StatArray& array) {
+      for (auto& stat : array) stat.reset_peak();
+    });
+  }
+
+  void reset_accumulated() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for_each_stat_array([](c10::CachingAllocator::StatArray& array) {
+      for (auto& stat : array) stat.reset_accumulated();
+    });
+    stats_.num_alloc_retries = 0;
+    stats_.num_ooms = 0;
+    stats_.num_device_alloc = 0;
+    stats_.num_device_free = 0;
+    stats_.num_sync_all_streams = 0;
+  }
+
+ private:
+  template <typename F>
+  static void for_stats(size_t size, F&& update) {
+    update(StatType::AGGREGATE);
+    update(size <= kSmallBlockLimit ? StatType::SMALL_POOL : StatType::LARGE_POOL);
+  }
+
+  template <typename F>
+  void for_each_stat_array(F&& apply) {
+    apply(stats_.allocation);
+    apply(stats_.segment);
+    apply(stats_.active);
+    apply(stats_.inactive_split);
+    apply(stats_.allocated_bytes);
+    apply(stats_.reserved_bytes);
+    apply(stats_.active_bytes);
+    apply(stats_.inactive_split_bytes);
+    apply(stats_.requested_bytes);
+  }
+
+  // Best fit among blocks last used by `stream_id`, wasting at most a quarter.
+  Block* take_cached(size_t size, c10::StreamId stream_id) {
+    Block key{device_, nullptr, size, 0, stream_id, {}, 0};
+    auto it = free_blocks_.lower_bound(&key);
+    if (it == free_blocks_.end() || (*it)->stream_id != stream_id || (*it)->size > size + size / 4) {
+      return nullptr;
+    }
+    Block* block = *it;
+    free_blocks_.erase(it);
+    return block;
+  }
+
+  Block* allocate_segment(size_t size, size_t requested, c10::StreamId stream_id) {
+    void* ptr = nullptr;
+    axon_status status = axon_memory_allocate(device_, size, &ptr);
+    if (status == AXON_ERROR_OUT_OF_MEMORY && !free_blocks_.empty()) {
+      stats_.num_alloc_retries += 1;
+      release_cached_blocks();
+      status = axon_memory_allocate(device_, size, &ptr);
+    }
+    if (status == AXON_ERROR_OUT_OF_MEMORY) {
+      stats_.num_ooms += 1;
+      throw_out_of_memory(requested);
+    }
+    AXON_CHECK(status, "allocating device memory");
+    stats_.num_device_alloc += 1;
+    for_stats(size, [&](StatType type) {
+      stats_.segment[static_cast<size_t>(type)].increase(1);
+      stats_.reserved_bytes[static_cast<size_t>(type)].increase(size);
+    });
+    return new Block{device_, ptr, size, requested, stream_id, {}, 0};
+  }
+
+  [[noreturn]] void throw_out_of_memory(size_t requested) {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    axon_device_memory_info(device_, &free_bytes, &total_bytes);
+    const auto& aggregate = static_cast<size_t>(StatType::AGGREGATE);
+    const size_t allocated = stats_.allocated_bytes[aggregate].current;
+    const size_t reserved = stats_.reserved_bytes[aggregate].current;
+    TORCH_CHECK_WITH(
+        OutOfMemoryError, false,
+        "axon out of memory. Tried to allocate ", format_bytes(requested), " (", requested,
+        " bytes). Device axon:", static_cast<int>(device_), " has a total capacity of ",
+        format_bytes(total_bytes), " of which ", format_bytes(free_bytes), " is free. ",
+        format_bytes(allocated), " is allocated by PyTorch, and ", format_bytes(reserved),
+        " is reserved by PyTorch (", format_bytes(reserved - allocated),
+        " reserved but unallocated). AXON_DEVICE_MEMORY sets the capacity.");
+  }
+
+  // Records an event on every extra user stream; false if that failed.
+  bool record_use_events(Block* block) {
+    for (const auto& user : block->extra_users) {
+      axon_event event = nullptr;
+      if (axon_event_create(AXON_EVENT_DEFAULT, &event) != AXON_SUCCESS) {
+        continue;
+      }
+      if (axon_event_record(event, stream_handle(user)) != AXON_SUCCESS) {
+        axon_event_destroy(event);
+        continue;
+      }
+      pending_.emplace_back(event, block);
+      block->pending_events += 1;
+    }
+    block->extra_users.clear();
+    return block->pending_events > 0;
+  }
+
+  void collect_finished_events() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (axon_event_query(it->first) == AXON_ERROR_NOT_READY) {
+        ++it;
+        continue;
+      }
+      finish_event(*it);
+      it = pending_.erase(it);
+    }
+  }
+
+  void finish_event(const std::pair<axon_event, Block*>& entry) {
+    axon_event_destroy(entry.first);
+    if (--entry.second->pending_events == 0) {
+      make_reusable(entry.second);
+    }
+  }
+
+  void make_reusable(Block* block) {
+    for_stats(block->size, [&](StatType type) {
+      stats_.active[static_cast<size_t>(type)].decrease(1);
+      stats_.active_bytes[static_cast<size_t>(type)].decrease(block->size);
+    });
+    free_blocks_.insert(block);
+  }
+
+  // Caller holds mutex_. Waits for the device so no queued work still
+  // touches a block, then returns every idle block to the driver.
+  void release_cached_blocks() {
+    for (auto& entry : pending_) {
+      axon_event_synchronize(entry.first);
+      finish_event(entry);
+    }
+    pending_.clear();
+    if (free_blocks_.empty()) {
+      return;
+    }
+    axon_device_synchronize(device_);
+    stats_.num_sync_all_streams += 1;
+    for (Block* block : free_blocks_) {
+      axon_memory_free(block->ptr);
+      stats_.num_device_free += 1;
+      for_stats(block->size, [&](StatType type) {
+        stats_.segment[static_cast<size_t>(type)].decrease(1);
+        stats_.reserved_bytes[static_cast<size_t>(type)].decrease(block->size);
+      });
+      delete block;
+    }
+    free_blocks_.clear();
+  }
+
+  const c10::DeviceIndex device_;
+  std::mutex mutex_;
+  DeviceStats stats_;
+  std::set<Block*, BlockOrder> free_blocks_;
+  std::unordered_set<Block*> live_;
+  std::vector<std::pair<axon_event, Block*>> pending_;
+};
+
+void free_block(void* context);
+
+class AxonDeviceAllocator final : public c10::DeviceAllocator {
+ public:
+  AxonDeviceAllocator() {
+    const auto count = device_count();
+    for (c10::DeviceIndex i = 0; i < count; ++i) {
+      caches_.push_back(std::make_unique<DeviceCache>(i));
+    }
+  }
+
+  c10::DataPtr allocate(size_t bytes) override {
+    const auto device = current_device();
+    check_device_index(device);
+    const c10::Device where(c10::DeviceType::PrivateUse1, device);
+    if (bytes == 0) {
+      return c10::DataPtr(nullptr, nullptr, &free_block, where);
+    }
+    Block* block = cache(device).allocate(bytes, current_stream(device).id());
+    return c10::DataPtr(block->ptr, block, &free_block, where);
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override {
+    return &free_block;
+  }
+
+  void copy_data(void* destination, const void* source, std::size_t count) const override {
+    AXON_CHECK(axon_memory_copy(destination, source, count, current_stream_handle()), "copying device memory");
+  }
+
+  bool initialized() override {
+    return true;
+  }
+
+  void emptyCache(c10::MempoolId_t /*mempool_id*/) override {
+    for (auto& device_cache : caches_) {
+      device_cache->empty_cache();
+    }
+  }
+
+  void recordStream(const c10::DataPtr& data_ptr, c10::Stream stream) override {
+    auto* block = static_cast<Block*>(data_ptr.get_context());
+    if (block == nullptr || data_ptr.get_deleter() != &free_block) {
+      return;  // empty tensors and foreign memory need no tracking
+    }
+    cache(block->device).record_stream(block, stream);
+  }
+
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    return cache(resolve_device_index(device)).stats();
+  }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    cache(resolve_device_index(device)).reset_accumulated();
+  }
+
+  void resetPeakStats(c10::DeviceIndex device) override {
+    cache(resolve_device_index(device)).reset_peak();
+  }
+
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    AXON_CHECK(axon_device_memory_info(resolve_device_index(device), &free_bytes, &total_bytes),
+               "reading device memory information");
+    return {free_bytes, total_bytes};
+  }
+
+  DeviceCache& cache(c10::DeviceIndex device) {
+    check_device_index(device);
+    return *caches_.at(device);
+  }
+
+  // For deleters, which must not throw: the block's device is known valid.
+  DeviceCache& cache_of(const Block* block) {
+    return *caches_[block->device];
+  }
+
+ private:
+  std::vector<std::unique_ptr<DeviceCache>> caches_;
+};
+
+AxonDeviceAllocator& allocator_instance() {
+  // Leaked on purpose: tensors may be freed during interpreter shutdown.
+  static auto* instance = new AxonDeviceAllocator();
+  return *instance;
+}
+
+void free_block(void* context) {
+  if (context == nullptr) {
+    return;
+  }
+  auto* block = static_cast<Block*>(context);
+  allocator_instance().cache_of(block).free(block);
+}
+
+}  // namespace
+
+c10::DeviceAllocator* device_allocator() {
+  return &allocator_instance();
+}
+
+void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
+  allocator_instance().recordStream(data_ptr, stream);
+}
+
+// Registered lazily through a static so the allocator exists before any tensor.
+struct RegisterDeviceAllocator {
+  RegisterDeviceAllocator() {
+    c10::SetAllocator(c10::DeviceType::PrivateUse1, device_allocator());
+  }
+};
+static RegisterDeviceAllocator register_device_allocator;
+
+}  // namespace axon

@@ -1,0 +1,199 @@
+// Random kernels drawing from the axon Philox generator.
+//
+// Element i of a tensor (in row-major logical order) uses 64 bits: lanes
+// 2*(i%2), 2*(i%2)+1 of Philox block (first + i/2). The result is therefore
+// independent of threading, and a tensor of n elements advances the
+// generator's offset by ceil(n/2) blocks.
+#include "ops/random.h"
+
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/PhiloxRNGEngine.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/mul.h>
+
+#include <cmath>
+
+#include "core/generator.h"
+#include "core/stream.h"
+#include "ops/host_alias.h"
+#include "ops/stream_launch.h"
+
+namespace axon {
+namespace {
+
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+uint64_t blocks_for(int64_t numel) {
+  return static_cast<uint64_t>((numel + 1) / 2);
+}
+
+// Calls draw(index, bits) for every element with its 64 random bits.
+template <typename Draw>
+void for_each_draw(uint64_t seed, uint64_t first_block, int64_t numel, const Draw& draw) {
+  constexpr int64_t kGrain = 1 << 14;  // even, so chunks start on a block
+  at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
+    begin -= begin % 2;
+    at::Philox4_32 engine(seed, 0, first_block + static_cast<uint64_t>(begin) / 2);
+    for (int64_t i = begin; i < end; ++i) {
+      const uint64_t high = engine();
+      const uint64_t low = engine();
+      draw(i, (high << 32) | low);
+    }
+  });
+}
+
+double unit_interval(uint64_t bits) {  // [0, 1)
+  return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// Runs `fill(contiguous_output)` on the stream, writing into `self`.
+template <typename Fill>
+void launch_fill(const at::Tensor& self, const char* name, Fill fill) {
+  if (self.numel() == 0) {
+    return;
+  }
+  const at::Tensor alias = host_alias(self);
+  launch_on_stream(current_stream_handle(self.device().index()), name, [alias, fill]() {
+    if (alias.is_contiguous()) {
+      fill(alias);
+    } else {
+      at::Tensor staging = at::empty(alias.sizes(), alias.options());
+      fill(staging);
+      alias.copy_(staging);
+    }
+  });
+}
+
+std::pair<uint64_t, uint64_t> reserve(const at::Tensor& self, const std::optional<at::Generator>& generator) {
+  return resolve_generator(generator, self.device().index())->reserve_blocks(blocks_for(self.numel()));
+}
+
+}  // namespace
+
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> generator) {
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "uniform_ only supports floating-point dtypes, got ",
+              self.scalar_type());
+  const auto [seed, first] = reserve(self, generator);
+  launch_fill(self, "aten::uniform_", [seed = seed, first = first, from, to](const at::Tensor& out) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "axon_uniform_", [&] {
+      scalar_t* data = out.data_ptr<scalar_t>();
+      const auto upper = static_cast<scalar_t>(to);
+      for_each_draw(seed, first, out.numel(), [&](int64_t i, uint64_t bits) {
+        auto value = static_cast<scalar_t>(from + unit_interval(bits) * (to - from));
+        // Rounding to a narrow dtype may land on `to`; keep the range half-open.
+        data[i] = (value == upper && from < to) ? static_cast<scalar_t>(from) : value;
+      });
+    });
+  });
+  return self;
+}
+
+at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "normal_ only supports floating-point dtypes, got ",
+              self.scalar_type());
+  const auto [seed, first] = reserve(self, generator);
+  launch_fill(self, "aten::normal_", [seed = seed, first = first, mean, std](const at::Tensor& out) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "axon_normal_", [&] {
+      scalar_t* data = out.data_ptr<scalar_t>();
+      for_each_draw(seed, first, out.numel(), [&](int64_t i, uint64_t bits) {
+        // Box-Muller on the two 32-bit halves; u1 in (0, 1] keeps log finite.
+        const double u1 = (static_cast<double>(bits >> 32) + 1.0) * (1.0 / 4294967296.0);
+        const double u2 = static_cast<double>(bits & 0xFFFFFFFFu) * (1.0 / 4294967296.0);
+        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+        data[i] = static_cast<scalar_t>(mean + std * z);
+      });
+    });
+  });
+  return self;
+}
+
+at::Tensor& bernoulli_(at::Tensor& self, double p, std::optional<at::Generator> generator) {
+  TORCH_CHECK(p >= 0.0 && p <= 1.0, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  const auto [seed, first] = reserve(self, generator);
+  launch_fill(self, "aten::bernoulli_", [seed = seed, first = first, p](const at::Tensor& out) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "axon_bernoulli_", [&] {
+      scalar_t* data = out.data_ptr<scalar_t>();
+      for_each_draw(seed, first, out.numel(), [&](int64_t i, uint64_t bits) {
+        data[i] = static_cast<scalar_t>(unit_interval(bits) < p ? 1 : 0);
+      });
+    });
+  });
+  return self;
+}
+
+at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                         std::optional<at::Generator> generator) {
+  int64_t upper = 0;
+  if (to.has_value()) {
+    upper = *to;
+  } else if (at::isFloatingType(self.scalar_type())) {
+    // Integers exactly representable in the dtype, as the CPU kernel does.
+    const int digits = self.scalar_type() == at::kDouble ? 53
+        : self.scalar_type() == at::kFloat               ? 24
+        : self.scalar_type() == at::kBFloat16            ? 8
+                                                         : 11;
+    upper = (int64_t{1} << digits) + 1;
+  } else {
+    AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, self.scalar_type(), "axon_random_bound", [&] {
+      upper = self.scalar_type() == at::kBool ? 2
+          : static_cast<int64_t>(std::numeric_limits<scalar_t>::max()) == std::numeric_limits<int64_t>::max()
+          ? std::numeric_limits<int64_t>::max()
+          : static_cast<int64_t>(std::numeric_limits<scalar_t>::max()) + 1;
+    });
+  }
+  TORCH_CHECK(from < upper, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", upper);
+  const uint64_t range = static_cast<uint64_t>(upper) - static_cast<uint64_t>(from);
+  const auto [seed, first] = reserve(self, generator);
+  launch_fill(self, "aten::random_", [seed = seed, first = first, from, range](const at::Tensor& out) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "axon_random_", [&] {
+      scalar_t* data = out.data_ptr<scalar_t>();
+      for_each_draw(seed, first, out.numel(), [&](int64_t i, uint64_t bits) {
+        data[i] = static_cast<scalar_t>(static_cast<int64_t>(static_cast<uint64_t>(from) + bits % range));
+      });
+    });
+  });
+  return self;
+}
+
+at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {
+  return random_from_(self, 0, to, generator);
+}
+
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> generator) {
+  return random_from_(self, 0, std::nullopt, generator);
+}
+
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+  TORCH_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got ", p);
+  at::Tensor output = at::empty_like(input, at::MemoryFormat::Contiguous);
+  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool), at::MemoryFormat::Contiguous);
+  if (train.has_value() && !*train) {
+    output.copy_(input);
+    mask.fill_(true);
+    return {output, mask};
+  }
+  const auto [seed, first] = resolve_generator(std::nullopt, input.device().index())->reserve_blocks(blocks_for(input.numel()));
+  if (input.numel() == 0) {
+    return {output, mask};
+  }
+  const at::Tensor input_alias = host_alias(input);
+  const at::Tensor output_alias = host_alias(output);
+  const at::Tensor mask_alias = host_alias(mask);
+  launch_on_stream(current_stream_handle(input.device().index()), "aten::native_dropout",
+                   [=, seed = seed, first = first]() {
+    const at::Tensor source = input_alias.contiguous();
+    bool* keep = mask_alias.data_ptr<bool>();
+    for_each_draw(seed, first, source.numel(), [&](int64_t i, uint64_t bits) {
+      keep[i] = unit_interval(bits) >= p;
+    });
+    const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
+    output_alias.copy_(at::mul(at::mul(source, mask_alias), scale));
+  });
+  return {output, mask};
+}
+
+}  // namespace axon

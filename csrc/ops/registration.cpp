@@ -1,0 +1,74 @@
+// The list of ATen operators with an axon kernel, in one place.
+//
+// Hand-written kernels cover what the generic kernel cannot do: allocation,
+// views (they share storage instead of producing it), storage surgery,
+// copies across the host boundary, and random numbers from the axon
+// generator. Everything in kGenericOperators runs through stream_kernel
+// (stream_kernel.h). Operators that decompose through PyTorch
+// (CompositeImplicitAutograd / CompositeExplicitAutograd) need no entry.
+// Anything else reaches unsupported_operator and fails with its name.
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
+#include <ATen/ops/view_native.h>
+#include <torch/library.h>
+
+#include "ops/copy.h"
+#include "ops/generic_operators.h"
+#include "ops/random.h"
+#include "ops/stream_kernel.h"
+#include "ops/tensor_factories.h"
+#include "ops/tensor_storage.h"
+#include "ops/unsupported.h"
+
+namespace axon {
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // Allocation.
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+
+  // Views: metadata over the same storage.
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("unfold", TORCH_FN(at::native::unfold));
+  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
+  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
+
+  // Storage and its metadata.
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
+  m.impl("set_.source_Storage", TORCH_FN(set_whole_storage));
+  m.impl("set_.source_Tensor", TORCH_FN(set_tensor));
+  m.impl("set_", TORCH_FN(set_empty));
+  m.impl("record_stream", TORCH_FN(record_stream));
+
+  // Copies and host reads.
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+
+  // Random numbers from the axon Philox generator.
+  m.impl("uniform_", TORCH_FN(uniform_));
+  m.impl("normal_", TORCH_FN(normal_));
+  m.impl("bernoulli_.float", TORCH_FN(bernoulli_));
+  m.impl("random_.from", TORCH_FN(random_from_));
+  m.impl("random_.to", TORCH_FN(random_to_));
+  m.impl("random_", TORCH_FN(random_));
+  m.impl("native_dropout", TORCH_FN(native_dropout));
+
+  // Everything else with an axon kernel: the generic stream kernel.
+  for (const char* name : kGenericOperators) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&stream_kernel>());
+  }
+}
+
+// Operators without any axon kernel fail loudly, naming themselves.
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&unsupported_operator>());
+}
+
+}  // namespace axon

@@ -1,0 +1,26 @@
+// The generic axon kernel: any ATen operator with a CPU kernel, executed on
+// the current axon stream over axon memory.
+//
+// Steps, for one call:
+//  1. check that all tensors live on one axon device (0-dim CPU tensors are
+//     allowed, as on CUDA) and make it current;
+//  2. run the operator on meta tensors: this raises shape/dtype errors at
+//     once, on the caller's thread, and yields output sizes and strides;
+//  3. allocate fresh outputs from the caching allocator (stream-ordered) and
+//     resize out= arguments as the meta run did;
+//  4. queue the CPU kernel on the stream, over CPU aliases of axon memory
+//     (the `.out` overload writing straight into the outputs when one
+//     exists), and return without waiting.
+// Operators without a meta kernel, or that return non-tensors (their result
+// depends on data), run synchronously instead: the stream is drained, the
+// CPU kernel runs on the caller's thread, fresh results are copied to axon.
+// Random operators draw from the axon generator (see core/generator.h).
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+namespace axon {
+
+void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+}  // namespace axon

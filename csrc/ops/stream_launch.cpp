@@ -1,0 +1,51 @@
+#include "ops/stream_launch.h"
+
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/InferenceMode.h>
+#include <ATen/core/LegacyTypeDispatch.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "core/check.h"
+
+namespace axon {
+namespace {
+
+struct KernelLaunch {
+  std::string kernel_name;
+  std::function<void()> body;
+};
+
+axon_status run_kernel(void* user_data, char* message) {
+  auto* launch = static_cast<KernelLaunch*>(user_data);
+  try {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    launch->body();
+    return AXON_SUCCESS;
+  } catch (const c10::Error& error) {
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(),
+                  error.what_without_backtrace());
+  } catch (const std::exception& error) {
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(), error.what());
+  } catch (...) {
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: unknown exception", launch->kernel_name.c_str());
+  }
+  return AXON_ERROR_TASK_FAILED;
+}
+
+void release_kernel(void* user_data) {
+  delete static_cast<KernelLaunch*>(user_data);
+}
+
+}  // namespace
+
+void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body) {
+  auto* launch = new KernelLaunch{kernel_name, std::move(body)};
+  const axon_task task{&run_kernel, &release_kernel, launch};
+  // The driver owns `launch` from here on, even if the launch fails.
+  AXON_CHECK(axon_stream_launch(stream, task), kernel_name);
+}
+
+}  // namespace axon

@@ -1,0 +1,17 @@
+// Queues host-side kernel bodies on an axon stream.
+#pragma once
+
+#include <functional>
+
+#include "axon/stream.h"
+
+namespace axon {
+
+// Runs `body` on `stream` after the work already queued there. Exceptions it
+// throws become the stream's pending error (reported by the next
+// synchronize), or are raised here at once under AXON_LAUNCH_BLOCKING=1.
+// `kernel_name` names the kernel in that error. The body runs with autograd
+// and ADInplaceOrView dispatch disabled, as kernels do.
+void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body);
+
+}  // namespace axon

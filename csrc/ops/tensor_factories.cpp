@@ -1,0 +1,47 @@
+// Allocation of axon tensors through the caching device allocator.
+#include "ops/tensor_factories.h"
+
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "core/device.h"
+#include "core/device_allocator.h"
+
+namespace axon {
+namespace {
+
+c10::DeviceIndex target_device(std::optional<c10::Device> device) {
+  if (device.has_value()) {
+    TORCH_CHECK_VALUE(device->type() == c10::DeviceType::PrivateUse1, "[axon] expected an axon device, got ",
+                      *device);
+    return resolve_device_index(device->index());
+  }
+  return current_device();
+}
+
+}  // namespace
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK_VALUE(!pin_memory.value_or(false), "[axon] only CPU tensors can be pinned");
+  TORCH_CHECK_NOT_IMPLEMENTED(layout.value_or(c10::kStrided) == c10::kStrided,
+                              "[axon] only strided tensors are supported, got layout ", *layout);
+  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, target_device(device)));
+  return at::detail::empty_generic(size, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  TORCH_CHECK_VALUE(!pin_memory.value_or(false), "[axon] only CPU tensors can be pinned");
+  TORCH_CHECK_NOT_IMPLEMENTED(layout.value_or(c10::kStrided) == c10::kStrided,
+                              "[axon] only strided tensors are supported, got layout ", *layout);
+  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, target_device(device)));
+  return at::detail::empty_strided_generic(size, stride, device_allocator(),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                           c10::dtype_or_default(dtype));
+}
+
+}  // namespace axon

@@ -1,0 +1,94 @@
+#include "ops/tensor_storage.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StorageImpl.h>
+
+#include "core/device_allocator.h"
+
+namespace axon {
+namespace {
+
+// Grows the storage if `self`'s current geometry needs more bytes.
+void ensure_storage_fits(const at::Tensor& self) {
+  if (self.numel() == 0) {
+    return;
+  }
+  const size_t needed = at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.element_size(),
+                                                         self.storage_offset());
+  const c10::Storage& storage = self.storage();
+  if (needed > storage.nbytes()) {
+    at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(storage, needed);
+  }
+}
+
+}  // namespace
+
+const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format) {
+  auto* impl = self.unsafeGetTensorImpl();
+  const auto sizes = C10_AS_INTARRAYREF_SLOW(size);
+  for (const auto dimension : sizes) {
+    TORCH_CHECK_VALUE(dimension >= 0, "Trying to create tensor with negative dimension ", dimension, ": ", sizes);
+  }
+  impl->set_sizes_contiguous(sizes);
+  const auto format = memory_format.value_or(c10::MemoryFormat::Contiguous);
+  if (format != c10::MemoryFormat::Preserve) {
+    impl->empty_tensor_restride(format);
+  }
+  ensure_storage_fits(self);
+  return self;
+}
+
+at::Tensor& set_storage(at::Tensor& self, c10::Storage source, c10::SymInt storage_offset, c10::SymIntArrayRef size,
+                        c10::SymIntArrayRef stride) {
+  TORCH_CHECK_VALUE(source.device_type() == c10::DeviceType::PrivateUse1,
+                    "[axon] set_: expected storage on axon, got storage on ", source.device());
+  auto* impl = self.unsafeGetTensorImpl();
+  if (!self.storage().is_alias_of(source)) {
+    impl->set_storage_keep_dtype(std::move(source));
+  }
+  const auto offset = storage_offset.expect_int();
+  TORCH_CHECK_VALUE(offset >= 0, "[axon] set_: storage offset must be non-negative, got ", offset);
+  impl->set_storage_offset(offset);
+  const auto sizes = C10_AS_INTARRAYREF_SLOW(size);
+  if (stride.empty()) {
+    impl->set_sizes_contiguous(sizes);
+  } else {
+    impl->set_sizes_and_strides(sizes, C10_AS_INTARRAYREF_SLOW(stride));
+  }
+  ensure_storage_fits(self);
+  return self;
+}
+
+at::Tensor& set_whole_storage(at::Tensor& self, c10::Storage source) {
+  const int64_t elements = static_cast<int64_t>(source.nbytes() / self.element_size());
+  const std::vector<c10::SymInt> size{c10::SymInt(elements)};
+  return set_storage(self, std::move(source), 0, size, {});
+}
+
+at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) {
+  TORCH_CHECK_TYPE(self.dtype() == source.dtype(), "[axon] set_: expected source of dtype ", self.dtype(),
+                   ", got ", source.dtype());
+  if (self.is_same(source)) {
+    return self;
+  }
+  return set_storage(self, source.storage(), source.sym_storage_offset(), source.sym_sizes(),
+                     source.sym_strides());
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  const c10::DeviceGuard guard(self.device());
+  c10::Storage empty(c10::Storage::use_byte_size_t(), 0, device_allocator(), /*resizable=*/true);
+  const std::vector<c10::SymInt> size{c10::SymInt(0)};
+  return set_storage(self, std::move(empty), 0, size, {});
+}
+
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  TORCH_CHECK_VALUE(stream.device_type() == c10::DeviceType::PrivateUse1,
+                    "[axon] record_stream expects an axon stream, got a stream of ", stream.device());
+  device_allocator_record_stream(self.storage().data_ptr(), stream);
+}
+
+}  // namespace axon

@@ -1,0 +1,116 @@
+// torch_axon._C: the few driver facts Python needs that PyTorch's generic
+// APIs (torch.Stream, torch.Event, torch.accelerator) do not already expose.
+// Loading this module also registers the backend (static registrations in
+// the core/ and ops/ objects linked into it).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <c10/core/DeviceGuard.h>
+
+#include <cstring>
+#include <string>
+
+#include "core/check.h"
+#include "core/device.h"
+#include "core/generator.h"
+
+namespace py = pybind11;
+
+namespace axon {
+namespace {
+
+py::dict device_properties(int device) {
+  check_device_index(static_cast<c10::DeviceIndex>(device));
+  axon_device_properties properties{};
+  AXON_CHECK(axon_device_get_properties(device, &properties), "reading device properties");
+  py::dict result;
+  result["name"] = std::string(properties.name);
+  result["total_memory"] = properties.total_memory;
+  result["stream_priority_low"] = properties.stream_priority_low;
+  result["stream_priority_high"] = properties.stream_priority_high;
+  result["launch_blocking"] = properties.launch_blocking != 0;
+  result["memory_protected"] = properties.memory_protected != 0;
+  return result;
+}
+
+AxonGeneratorImpl* generator_of(int device) {
+  return at::check_generator<AxonGeneratorImpl>(default_generator(static_cast<c10::DeviceIndex>(device)));
+}
+
+py::bytes get_rng_state(int device) {
+  auto* generator = generator_of(device);
+  std::lock_guard<std::mutex> lock(generator->mutex_);
+  auto state = generator->get_state();
+  return py::bytes(static_cast<const char*>(state->data()), static_cast<size_t>(state->numel()));
+}
+
+}  // namespace
+}  // namespace axon
+
+PYBIND11_MODULE(_C, m) {
+  using namespace axon;
+  m.doc() = "Axon driver bindings (see torch_axon for the public API)";
+
+  // Errors raised by C++ arrive as c10::Error subclasses; translate the
+  // common ones so Python sees the documented exception types.
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const c10::OutOfMemoryError& e) {
+      py::object type = py::module_::import("torch").attr("OutOfMemoryError");
+      PyErr_SetString(type.ptr(), e.what_without_backtrace());
+    } catch (const c10::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what_without_backtrace());
+    } catch (const c10::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what_without_backtrace());
+    } catch (const c10::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what_without_backtrace());
+    } catch (const c10::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    }
+  });
+
+  m.def("_device_count", [] { return static_cast<int>(device_count()); });
+  m.def("_current_device", [] { return static_cast<int>(current_device()); });
+  m.def("_set_device", [](int device) { set_current_device(static_cast<c10::DeviceIndex>(device)); });
+  m.def("_device_properties", &device_properties);
+  m.def("_synchronize", [](int device) {
+    py::gil_scoped_release no_gil;
+    AXON_CHECK(axon_device_synchronize(resolve_device_index(static_cast<c10::DeviceIndex>(device))),
+               "synchronizing the device");
+  });
+  m.def("_shutdown", [] {
+    py::gil_scoped_release no_gil;
+    AXON_CHECK(axon_runtime_shutdown(), "shutting down the runtime");
+  });
+  m.def("_is_shut_down", [] { return axon_runtime_is_shut_down() != 0; });
+
+  m.def("_get_rng_state", &get_rng_state);
+  m.def("_set_rng_state", [](int device, const std::string& state) {
+    TORCH_CHECK_VALUE(state.size() == 2 * sizeof(uint64_t), "[axon] RNG state must be 16 bytes (seed, offset), got ",
+                      state.size());
+    auto* generator = generator_of(device);
+    std::lock_guard<std::mutex> lock(generator->mutex_);
+    uint64_t seed = 0;
+    uint64_t offset = 0;
+    std::memcpy(&seed, state.data(), sizeof(uint64_t));
+    std::memcpy(&offset, state.data() + sizeof(uint64_t), sizeof(uint64_t));
+    generator->set_current_seed(seed);
+    generator->set_offset(offset);
+  });
+  m.def("_manual_seed", [](int device, uint64_t seed) {
+    auto* generator = generator_of(device);
+    std::lock_guard<std::mutex> lock(generator->mutex_);
+    generator->set_current_seed(seed);
+  });
+  m.def("_seed", [](int device) {
+    auto* generator = generator_of(device);
+    std::lock_guard<std::mutex> lock(generator->mutex_);
+    return generator->seed();
+  });
+  m.def("_initial_seed", [](int device) {
+    auto* generator = generator_of(device);
+    std::lock_guard<std::mutex> lock(generator->mutex_);
+    return generator->current_seed();
+  });
+}

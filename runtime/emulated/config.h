@@ -1,0 +1,34 @@
+// Configuration of the emulated driver, read once from the environment when
+// the driver initializes lazily (README.md lists the variables).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace axon::emulated {
+
+struct DriverConfig {
+  int device_count = 4;
+  std::size_t device_memory = std::size_t{8} << 30;  // per-device capacity
+  bool launch_blocking = false;
+  bool memory_protect = false;
+};
+
+// Most devices AXON_DEVICE_COUNT may ask for; each reserves address space.
+constexpr int kMaximumDeviceCount = 64;
+
+// "4096", "512MiB", "2GiB", "1G", "64 k": a non-negative integer with an
+// optional case-insensitive binary suffix (K, KB, KiB = 1024; M...; G...; T...).
+// Empty optional when malformed or not representable in size_t.
+std::optional<std::size_t> parse_byte_size(const std::string& text);
+
+// "1"/"true"/"yes"/"on" and "0"/"false"/"no"/"off"/"" (case-insensitive).
+std::optional<bool> parse_flag(const std::string& text);
+
+// Reads AXON_DEVICE_COUNT, AXON_DEVICE_MEMORY, AXON_LAUNCH_BLOCKING and
+// AXON_MEMORY_PROTECT. Throws DriverError(AXON_ERROR_INVALID_VALUE) naming the
+// variable and its value when one is malformed.
+DriverConfig read_config_from_environment();
+
+}  // namespace axon::emulated

@@ -1,0 +1,158 @@
+// The per-device worker: picks the most urgent ready stream and runs its head.
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+
+#include "driver_error.h"
+#include "scheduler.h"
+
+namespace axon::emulated {
+namespace {
+
+// Device whose worker is the current thread, -1 on every other thread.
+thread_local int current_worker_device = -1;
+
+template <typename... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+template <typename... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
+
+axon_status run_task(const axon_task& task, std::string* message) {
+  char buffer[AXON_TASK_MESSAGE_CAPACITY] = {};
+  axon_status status = AXON_SUCCESS;
+  try {
+    status = task.run(task.user_data, buffer);
+    buffer[AXON_TASK_MESSAGE_CAPACITY - 1] = '\0';
+    if (status != AXON_SUCCESS) {
+      *message = buffer[0] != '\0' ? buffer : "(the task wrote no message)";
+    }
+  } catch (const std::exception& error) {
+    status = AXON_ERROR_TASK_FAILED;
+    *message = describe("task threw an exception: ", error.what());
+  } catch (...) {
+    status = AXON_ERROR_TASK_FAILED;
+    *message = "task threw an exception of unknown type";
+  }
+  return status;
+}
+
+}  // namespace
+
+void Scheduler::refuse_waiting_on_worker_thread() const {
+  if (current_worker_device >= 0) {
+    fail(AXON_ERROR_INVALID_VALUE, "cannot block inside a task running on device ",
+         current_worker_device, "'s worker: waiting there would deadlock the device");
+  }
+}
+
+axon_stream_object* Scheduler::pick_ready_stream(const DeviceWorker& worker) const {
+  axon_stream_object* chosen = nullptr;
+  for (axon_stream_object* stream : worker.streams) {
+    if (stream->queue.empty()) continue;
+    const QueueItem& head = stream->queue.front();
+    if (const auto* wait = std::get_if<EventWaitMarker>(&head.work)) {
+      if (!wait->event->recording_complete(wait->recording)) continue;
+    }
+    if (chosen == nullptr || stream->priority < chosen->priority ||
+        (stream->priority == chosen->priority &&
+         head.device_order < chosen->queue.front().device_order)) {
+      chosen = stream;
+    }
+  }
+  return chosen;
+}
+
+void Scheduler::run_worker(int device) {
+  current_worker_device = device;
+  Lock lock(mutex_);
+  DeviceWorker& worker = *devices_[static_cast<std::size_t>(device)];
+  for (;;) {
+    axon_stream_object* stream = pick_ready_stream(worker);
+    if (stream == nullptr) {
+      const bool drained = std::all_of(worker.streams.begin(), worker.streams.end(),
+                                       [](const axon_stream_object* s) { return s->queue.empty(); });
+      if (stopping_ && drained) return;
+      worker.wake.wait(lock);
+      continue;
+    }
+    QueueItem item = std::move(stream->queue.front());
+    stream->queue.pop_front();
+    if (std::holds_alternative<EventRecordMarker>(item.work) ||
+        std::holds_alternative<EventWaitMarker>(item.work)) {
+      complete_marker(stream, item);
+    } else {
+      lock.unlock();
+      axon_status status = AXON_SUCCESS;
+      std::string message;
+      execute_work(item, &status, &message);
+      lock.lock();
+      try {
+        finish_work(stream, item, status, message);
+      } catch (...) {
+        // Only formatting the detail can throw (out of memory); keep the
+        // failure itself so it is not silently lost.
+        try {
+          if (item.blocking_outcome) {
+            item.blocking_outcome->status = status;
+          } else if (!stream->pending_error) {
+            stream->pending_error = PendingError{"a task failed (detail lost: out of host memory)",
+                                                 next_failure_order_++};
+          }
+        } catch (...) {
+        }
+      }
+    }
+    ++stream->completed;
+    if (waiting_hosts_ > 0) host_wakeup_.notify_all();
+  }
+}
+
+void Scheduler::complete_marker(axon_stream_object* stream, QueueItem& item) {
+  auto* record = std::get_if<EventRecordMarker>(&item.work);
+  if (record == nullptr) return;  // a ready wait has nothing left to do
+  record->event->complete_recording(record->recording, std::chrono::steady_clock::now());
+  // Streams of any device may be waiting on this recording.
+  for (auto& other : devices_) {
+    if (other->started && other.get() != devices_[static_cast<std::size_t>(stream->device)].get()) {
+      other->wake.notify_one();
+    }
+  }
+}
+
+void Scheduler::execute_work(QueueItem& item, axon_status* status, std::string* message) {
+  std::visit(Overloaded{
+                 [&](OwnedTask& task) {
+                   *status = run_task(task.task(), message);
+                   // Released before completion is published, so a host that
+                   // synchronizes sees the task's resources already let go.
+                   task.release();
+                 },
+                 [](CopyWork& copy) { std::memmove(copy.destination, copy.source, copy.bytes); },
+                 [](SetWork& set) { std::memset(set.destination, set.value, set.bytes); },
+                 [](EventRecordMarker&) {},
+                 [](EventWaitMarker&) {},
+             },
+             item.work);
+  // Drop a staging buffer now rather than under the lock.
+  if (auto* copy = std::get_if<CopyWork>(&item.work)) copy->staged_source.reset();
+}
+
+void Scheduler::finish_work(axon_stream_object* stream, QueueItem& item, axon_status status,
+                            const std::string& message) {
+  if (status == AXON_SUCCESS) return;
+  const std::string detail = describe("task failed on ", describe_stream(stream), " with ",
+                                      axon_status_name(status), ": ", message);
+  if (item.blocking_outcome) {
+    item.blocking_outcome->status = status;
+    item.blocking_outcome->message = detail;
+    return;
+  }
+  // The first failure since the last synchronize is the one worth reporting.
+  if (!stream->pending_error) stream->pending_error = PendingError{detail, next_failure_order_++};
+}
+
+}  // namespace axon::emulated

@@ -1,0 +1,99 @@
+// extern "C" device calls: enumeration, properties, synchronization, shutdown.
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "axon/device.h"
+#include "boundary.h"
+#include "driver.h"
+
+using axon::emulated::Driver;
+using axon::emulated::guarded_call;
+using axon::emulated::require_output;
+
+extern "C" axon_status axon_device_count(int* count) {
+  return guarded_call(__func__, [&] {
+    require_output(count, "count");
+    *count = Driver::running().device_count();
+    return AXON_SUCCESS;
+  });
+}
+
+extern "C" axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
+  return guarded_call(__func__, [&] {
+    Driver& driver = Driver::running();
+    driver.require_device(device);
+    require_output(properties, "properties");
+    axon_device_properties result{};
+    std::strncpy(result.name, "Axon Emulated Device", sizeof(result.name) - 1);
+    result.total_memory = driver.arena(device).capacity();
+    result.stream_priority_low = axon::emulated::kStreamPriorityLeastUrgent;
+    result.stream_priority_high = axon::emulated::kStreamPriorityMostUrgent;
+    result.launch_blocking = driver.config().launch_blocking ? 1 : 0;
+    result.memory_protected = driver.config().memory_protect ? 1 : 0;
+    *properties = result;
+    return AXON_SUCCESS;
+  });
+}
+
+extern "C" axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
+  return guarded_call(__func__, [&] {
+    Driver& driver = Driver::running();
+    driver.require_device(device);
+    require_output(free_bytes, "free_bytes");
+    require_output(total_bytes, "total_bytes");
+    const size_t capacity = driver.arena(device).capacity();
+    *free_bytes = capacity - driver.arena(device).used_bytes();
+    *total_bytes = capacity;
+    return AXON_SUCCESS;
+  });
+}
+
+extern "C" axon_status axon_device_synchronize(int device) {
+  return guarded_call(__func__, [&] {
+    Driver& driver = Driver::running();
+    driver.require_device(device);
+    axon::emulated::Scheduler& scheduler = driver.scheduler();
+    auto lock = scheduler.lock();
+    // Wait for the work queued so far, not for work other threads keep adding.
+    std::vector<std::pair<axon_stream_object*, uint64_t>> targets;
+    for (axon_stream_object* stream : scheduler.streams_of(device)) {
+      targets.emplace_back(stream, stream->submitted);
+    }
+    scheduler.wait_until(lock, [&] {
+      for (const auto& [stream, ticket] : targets) {
+        const auto& live = scheduler.streams_of(device);
+        if (std::find(live.begin(), live.end(), stream) == live.end()) continue;  // destroyed
+        if (stream->completed < ticket) return false;
+      }
+      return true;
+    });
+    // Report the earliest failure of the device and clear all of them.
+    std::optional<axon::emulated::PendingError> earliest = std::move(scheduler.orphaned_error(device));
+    scheduler.orphaned_error(device).reset();
+    for (axon_stream_object* stream : scheduler.streams_of(device)) {
+      if (!stream->pending_error) continue;
+      if (!earliest || stream->pending_error->failure_order < earliest->failure_order) {
+        earliest = std::move(stream->pending_error);
+      }
+      stream->pending_error.reset();
+    }
+    if (earliest) {
+      throw axon::emulated::DriverError(AXON_ERROR_TASK_FAILED, earliest->message);
+    }
+    return AXON_SUCCESS;
+  });
+}
+
+extern "C" axon_status axon_runtime_shutdown(void) {
+  return guarded_call(__func__, [&] {
+    Driver* driver = Driver::running_unless_shut_down();
+    if (driver != nullptr) driver->shutdown();
+    return AXON_SUCCESS;
+  });
+}
+
+extern "C" int axon_runtime_is_shut_down(void) { return Driver::is_shut_down() ? 1 : 0; }

@@ -1,0 +1,122 @@
+// extern "C" copies and sets: classify each pointer, then queue the work.
+
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "axon/memory.h"
+#include "boundary.h"
+#include "driver.h"
+#include "submission.h"
+
+using namespace axon::emulated;
+
+namespace {
+
+enum class MemoryKind { device, pinned_host, pageable_host };
+
+const char* name_of(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::device: return "device memory";
+    case MemoryKind::pinned_host: return "pinned host memory";
+    case MemoryKind::pageable_host: return "pageable host memory";
+  }
+  return "unknown memory";
+}
+
+struct MemoryRegion {
+  MemoryKind kind = MemoryKind::pageable_host;
+  void* host_address = nullptr;  // where the worker reads or writes the bytes
+};
+
+// Classifies [pointer, pointer + bytes) and checks it stays inside one live
+// allocation when the driver knows the allocation.
+MemoryRegion locate_region(Driver& driver, const void* pointer, size_t bytes, const char* role) {
+  if (pointer == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a non-null ", role, " pointer, got null");
+  const char* address = static_cast<const char*>(pointer);
+  if (DeviceArena* arena = driver.arena_owning(pointer)) {
+    const auto allocation = arena->find_allocation(pointer);
+    if (!allocation) {
+      fail(AXON_ERROR_INVALID_POINTER, role, " pointer ", pointer, " lies in device ", arena->device(),
+           "'s address range but not inside a live allocation (freed?)");
+    }
+    const size_t offset = static_cast<size_t>(address - allocation->base);
+    if (bytes > allocation->size - offset) {
+      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset,
+           " overruns its ", allocation->size, "-byte allocation on device ", arena->device());
+    }
+    return {MemoryKind::device, arena->host_view(pointer)};
+  }
+  if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
+    const size_t offset = static_cast<size_t>(address - pinned->base);
+    if (bytes > pinned->size - offset) {
+      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset,
+           " overruns its ", pinned->size, "-byte pinned host allocation");
+    }
+    return {MemoryKind::pinned_host, const_cast<void*>(pointer)};
+  }
+  return {MemoryKind::pageable_host, const_cast<void*>(pointer)};
+}
+
+void validate_stream_only(Driver& driver, axon_stream stream) {
+  auto lock = driver.scheduler().lock();
+  driver.scheduler().find_stream(stream);
+}
+
+void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Completion completion) {
+  Driver& driver = Driver::running();
+  if (bytes == 0) {
+    validate_stream_only(driver, stream);
+    return;
+  }
+  const MemoryRegion destination = locate_region(driver, dst, bytes, "destination");
+  const MemoryRegion source = locate_region(driver, src, bytes, "source");
+  CopyWork copy;
+  copy.destination = destination.host_address;
+  copy.source = source.host_address;
+  copy.bytes = bytes;
+  if (source.kind == MemoryKind::pageable_host) {
+    // Staged now so the caller may reuse its buffer as soon as we return.
+    copy.staged_source.reset(new (std::nothrow) unsigned char[bytes]);
+    if (!copy.staged_source) {
+      fail(AXON_ERROR_OUT_OF_MEMORY, "cannot stage ", bytes, " bytes of pageable host memory for the copy");
+    }
+    std::memcpy(copy.staged_source.get(), src, bytes);
+    copy.source = copy.staged_source.get();
+  }
+  submit_work(driver, stream, QueueItem{std::move(copy), 0, nullptr}, completion);
+}
+
+}  // namespace
+
+extern "C" axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+  return guarded_call(__func__, [&] {
+    queue_copy(dst, src, bytes, stream, Completion::asynchronous);
+    return AXON_SUCCESS;
+  });
+}
+
+extern "C" axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
+  return guarded_call(__func__, [&] {
+    queue_copy(dst, src, bytes, stream, Completion::wait);
+    return AXON_SUCCESS;
+  });
+}
+
+extern "C" axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
+  return guarded_call(__func__, [&] {
+    Driver& driver = Driver::running();
+    if (bytes == 0) {
+      validate_stream_only(driver, stream);
+      return AXON_SUCCESS;
+    }
+    const MemoryRegion destination = locate_region(driver, dst, bytes, "destination");
+    if (destination.kind != MemoryKind::device) {
+      fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ",
+           name_of(destination.kind), " at ", dst);
+    }
+    submit_work(driver, stream, QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr},
+                Completion::asynchronous);
+    return AXON_SUCCESS;
+  });
+}

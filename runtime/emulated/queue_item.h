@@ -1,0 +1,90 @@
+// The kinds of work a stream queue holds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "axon/stream.h"
+#include "event_state.h"
+
+namespace axon::emulated {
+
+// Owns an axon_task and calls its `release` exactly once: explicitly after
+// running, or on destruction if the task is dropped without running.
+class OwnedTask {
+ public:
+  explicit OwnedTask(axon_task task) : task_(task) {}
+  OwnedTask(OwnedTask&& other) noexcept : task_(other.task_), owned_(std::exchange(other.owned_, false)) {}
+  OwnedTask& operator=(OwnedTask&& other) noexcept {
+    if (this != &other) {
+      release();
+      task_ = other.task_;
+      owned_ = std::exchange(other.owned_, false);
+    }
+    return *this;
+  }
+  OwnedTask(const OwnedTask&) = delete;
+  OwnedTask& operator=(const OwnedTask&) = delete;
+  ~OwnedTask() { release(); }
+
+  const axon_task& task() const { return task_; }
+
+  void release() noexcept {
+    if (!owned_) return;
+    owned_ = false;
+    if (task_.release == nullptr) return;
+    try {
+      task_.release(task_.user_data);
+    } catch (...) {
+      // A C callback has no way to report failure; swallow rather than
+      // unwinding through the worker.
+    }
+  }
+
+ private:
+  axon_task task_;
+  bool owned_ = true;
+};
+
+// Addresses are host addresses already: device memory through its host view.
+struct CopyWork {
+  void* destination = nullptr;
+  const void* source = nullptr;
+  std::size_t bytes = 0;
+  std::unique_ptr<unsigned char[]> staged_source;  // owns `source` when it was pageable
+};
+
+struct SetWork {
+  void* destination = nullptr;
+  int value = 0;
+  std::size_t bytes = 0;
+};
+
+struct EventRecordMarker {
+  std::shared_ptr<EventState> event;
+  std::uint64_t recording = 0;
+};
+
+struct EventWaitMarker {
+  std::shared_ptr<EventState> event;
+  std::uint64_t recording = 0;
+};
+
+// Where a launch-blocking submission receives its task's result, instead of
+// the stream's pending error.
+struct TaskOutcome {
+  axon_status status = AXON_SUCCESS;
+  std::string message;
+};
+
+struct QueueItem {
+  std::variant<OwnedTask, CopyWork, SetWork, EventRecordMarker, EventWaitMarker> work;
+  std::uint64_t device_order = 0;  // submission order on the device, breaks priority ties
+  std::shared_ptr<TaskOutcome> blocking_outcome;
+};
+
+}  // namespace axon::emulated

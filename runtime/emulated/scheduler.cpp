@@ -1,0 +1,127 @@
+// Scheduler: handle registries, submission and shutdown. The worker loop
+// lives in device_worker.cpp.
+
+#include "scheduler.h"
+
+#include <algorithm>
+
+#include "driver_error.h"
+
+namespace axon::emulated {
+
+Scheduler::Scheduler(int device_count) {
+  devices_.reserve(static_cast<std::size_t>(device_count));
+  for (int device = 0; device < device_count; ++device) {
+    devices_.push_back(std::make_unique<DeviceWorker>());
+    devices_.back()->default_stream = create_stream(device, kStreamPriorityLeastUrgent);
+    devices_.back()->default_stream->is_default = true;
+  }
+}
+
+axon_stream_object* Scheduler::find_stream(axon_stream handle) const {
+  if (handle == nullptr) fail(AXON_ERROR_INVALID_HANDLE, "expected a stream, got a null handle");
+  if (live_streams_.count(handle) == 0) {
+    fail(AXON_ERROR_INVALID_HANDLE, "stream handle ", static_cast<const void*>(handle),
+         " is not a live stream (destroyed, or never created by this driver)");
+  }
+  return handle;
+}
+
+axon_event_object* Scheduler::find_event(axon_event handle) const {
+  if (handle == nullptr) fail(AXON_ERROR_INVALID_HANDLE, "expected an event, got a null handle");
+  if (live_events_.count(handle) == 0) {
+    fail(AXON_ERROR_INVALID_HANDLE, "event handle ", static_cast<const void*>(handle),
+         " is not a live event (destroyed, or never created by this driver)");
+  }
+  return handle;
+}
+
+axon_stream_object* Scheduler::create_stream(int device, int priority) {
+  DeviceWorker& worker = *devices_[static_cast<std::size_t>(device)];
+  auto stream = std::make_unique<axon_stream_object>();
+  stream->device = device;
+  stream->priority = std::clamp(priority, kStreamPriorityMostUrgent, kStreamPriorityLeastUrgent);
+  stream->number = worker.next_stream_number;
+  worker.streams.reserve(worker.streams.size() + 1);
+  live_streams_.insert(stream.get());
+  ++worker.next_stream_number;
+  worker.streams.push_back(stream.get());
+  return stream.release();
+}
+
+void Scheduler::destroy_stream(axon_stream_object* stream) {
+  DeviceWorker& worker = *devices_[static_cast<std::size_t>(stream->device)];
+  if (stream->pending_error && !worker.orphaned_error) {
+    worker.orphaned_error = std::move(stream->pending_error);
+  }
+  worker.streams.erase(std::find(worker.streams.begin(), worker.streams.end(), stream));
+  live_streams_.erase(stream);
+  delete stream;
+}
+
+axon_stream_object* Scheduler::default_stream(int device) const {
+  return devices_[static_cast<std::size_t>(device)]->default_stream;
+}
+
+const std::vector<axon_stream_object*>& Scheduler::streams_of(int device) const {
+  return devices_[static_cast<std::size_t>(device)]->streams;
+}
+
+std::optional<PendingError>& Scheduler::orphaned_error(int device) {
+  return devices_[static_cast<std::size_t>(device)]->orphaned_error;
+}
+
+axon_event_object* Scheduler::create_event(bool timing) {
+  auto event = std::make_unique<axon_event_object>();
+  event->state = std::make_shared<EventState>(timing);
+  live_events_.insert(event.get());
+  return event.release();
+}
+
+void Scheduler::destroy_event(axon_event_object* event) {
+  live_events_.erase(event);
+  delete event;  // queued markers keep the shared state alive
+}
+
+std::uint64_t Scheduler::submit(axon_stream_object* stream, QueueItem item) {
+  if (stopping_) {
+    fail(AXON_ERROR_SHUT_DOWN, "the runtime has been shut down; no more work is accepted");
+  }
+  DeviceWorker& worker = *devices_[static_cast<std::size_t>(stream->device)];
+  if (!worker.started) start_worker(stream->device);
+  item.device_order = worker.next_order++;
+  stream->queue.push_back(std::move(item));
+  ++stream->submitted;
+  worker.wake.notify_one();
+  return stream->submitted;
+}
+
+void Scheduler::start_worker(int device) {
+  DeviceWorker& worker = *devices_[static_cast<std::size_t>(device)];
+  worker.thread = std::thread([this, device] { run_worker(device); });
+  worker.started = true;
+}
+
+std::string Scheduler::describe_stream(const axon_stream_object* stream) {
+  if (stream->is_default) return describe("the default stream of device ", stream->device);
+  return describe("stream ", stream->number, " of device ", stream->device);
+}
+
+void Scheduler::shutdown() {
+  refuse_waiting_on_worker_thread();
+  std::vector<std::thread*> started;
+  {
+    Lock guard(mutex_);
+    stopping_ = true;
+    for (auto& worker : devices_) {
+      if (worker->started) started.push_back(&worker->thread);
+      worker->wake.notify_one();
+    }
+  }
+  // Workers leave once every queue of their device is empty.
+  for (std::thread* thread : started) {
+    if (thread->joinable()) thread->join();
+  }
+}
+
+}  // namespace axon::emulated

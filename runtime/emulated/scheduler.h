@@ -1,0 +1,119 @@
+// Scheduler: the execution engine of every emulated device.
+//
+// Each device has one worker thread, started on the first submission, that
+// plays the device. It repeatedly picks, among the device's streams whose
+// head item is ready, the one with the most urgent priority (ties go to the
+// earliest submission), runs that head item and pops it. A head that waits on
+// an event recording is simply not ready; it never blocks the worker.
+//
+// One mutex guards all queues, stream counters and event states, which keeps
+// cross-device waits simple: completing an event recording wakes the workers
+// of all devices. Work itself (tasks, copies, sets) runs outside the mutex.
+//
+// Methods taking a Lock& (or documented so) require the caller to hold lock().
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "axon/event.h"
+#include "axon/stream.h"
+#include "event_state.h"
+#include "queue_item.h"
+#include "stream_state.h"
+
+namespace axon::emulated {
+
+// Priorities: 0 (least urgent, the default) down to -2 (most urgent).
+constexpr int kStreamPriorityLeastUrgent = 0;
+constexpr int kStreamPriorityMostUrgent = -2;
+
+class Scheduler {
+ public:
+  using Lock = std::unique_lock<std::mutex>;
+
+  // Creates every device's default stream; workers start lazily.
+  explicit Scheduler(int device_count);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  Lock lock() { return Lock(mutex_); }
+
+  // ---- under the lock -----------------------------------------------------
+  // Throws DriverError(AXON_ERROR_INVALID_HANDLE) for null or destroyed handles.
+  axon_stream_object* find_stream(axon_stream handle) const;
+  axon_event_object* find_event(axon_event handle) const;
+  bool is_live_stream(const axon_stream_object* stream) const { return live_streams_.count(stream) != 0; }
+
+  axon_stream_object* create_stream(int device, int priority);
+  // The stream must be drained; its pending error moves to the device.
+  void destroy_stream(axon_stream_object* stream);
+  axon_stream_object* default_stream(int device) const;
+  const std::vector<axon_stream_object*>& streams_of(int device) const;
+  // Failure of a destroyed stream, reported by the next device synchronize.
+  std::optional<PendingError>& orphaned_error(int device);
+
+  axon_event_object* create_event(bool timing);
+  void destroy_event(axon_event_object* event);
+
+  // Queues `item` last on `stream`. Returns its ticket: the item has finished
+  // once stream->completed >= ticket. Throws DriverError(AXON_ERROR_SHUT_DOWN)
+  // after shutdown began.
+  std::uint64_t submit(axon_stream_object* stream, QueueItem item);
+
+  // Blocks (releasing the lock) until `ready()` holds. Refused on a device
+  // worker thread, where waiting would deadlock the device.
+  template <typename Predicate>
+  void wait_until(Lock& lock, Predicate ready) {
+    refuse_waiting_on_worker_thread();
+    ++waiting_hosts_;
+    host_wakeup_.wait(lock, ready);
+    --waiting_hosts_;
+  }
+
+  // "stream 2 of device 0", for messages.
+  static std::string describe_stream(const axon_stream_object* stream);
+
+  // ---- without the lock ---------------------------------------------------
+  // Refuses new submissions, drains every queue and joins the workers.
+  void shutdown();
+
+ private:
+  struct DeviceWorker {
+    std::vector<axon_stream_object*> streams;
+    axon_stream_object* default_stream = nullptr;
+    std::condition_variable wake;
+    std::thread thread;
+    bool started = false;
+    std::uint64_t next_order = 0;
+    int next_stream_number = 0;
+    std::optional<PendingError> orphaned_error;
+  };
+
+  void refuse_waiting_on_worker_thread() const;
+  void start_worker(int device);
+  void run_worker(int device);
+  axon_stream_object* pick_ready_stream(const DeviceWorker& worker) const;
+  void complete_marker(axon_stream_object* stream, QueueItem& item);
+  void execute_work(QueueItem& item, axon_status* status, std::string* message);
+  void finish_work(axon_stream_object* stream, QueueItem& item, axon_status status,
+                   const std::string& message);
+
+  std::mutex mutex_;
+  std::condition_variable host_wakeup_;
+  int waiting_hosts_ = 0;
+  bool stopping_ = false;
+  std::uint64_t next_failure_order_ = 0;
+  std::vector<std::unique_ptr<DeviceWorker>> devices_;
+  std::unordered_set<const axon_stream_object*> live_streams_;
+  std::unordered_set<const axon_event_object*> live_events_;
+};
+
+}  // namespace axon::emulated

@@ -1,0 +1,33 @@
+// The object behind the opaque axon_stream handle.
+//
+// Thread-safety: every field is guarded by the Scheduler's mutex.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "axon/status.h"
+#include "queue_item.h"
+
+namespace axon::emulated {
+
+// A task failure waiting to be reported by the next synchronize or query.
+struct PendingError {
+  std::string message;
+  std::uint64_t failure_order = 0;  // lets device_synchronize report the earliest
+};
+
+}  // namespace axon::emulated
+
+struct axon_stream_object {
+  int device = 0;
+  int priority = 0;
+  int number = 0;  // per-device, for messages; the default stream is 0
+  bool is_default = false;
+  std::deque<axon::emulated::QueueItem> queue;
+  std::uint64_t submitted = 0;
+  std::uint64_t completed = 0;
+  std::optional<axon::emulated::PendingError> pending_error;
+};

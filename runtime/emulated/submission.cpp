@@ -1,0 +1,35 @@
+// submit_work: the one path by which launches, copies, sets and markers are queued.
+
+#include "submission.h"
+
+#include <memory>
+#include <utility>
+
+#include "driver_error.h"
+
+namespace axon::emulated {
+
+void submit_work(Driver& driver, axon_stream stream_handle, QueueItem item, Completion completion) {
+  Scheduler& scheduler = driver.scheduler();
+  const bool wait = completion == Completion::wait || driver.config().launch_blocking;
+  std::shared_ptr<TaskOutcome> outcome;
+  if (wait && std::holds_alternative<OwnedTask>(item.work)) {
+    outcome = std::make_shared<TaskOutcome>();
+    item.blocking_outcome = outcome;
+  }
+  auto lock = scheduler.lock();
+  axon_stream_object* stream = scheduler.find_stream(stream_handle);
+  const std::uint64_t ticket = scheduler.submit(stream, std::move(item));
+  if (!wait) return;
+  scheduler.wait_until(lock, [&] {
+    // A stream destroyed meanwhile (a caller bug) was drained before it went.
+    return !scheduler.is_live_stream(stream) || stream->completed >= ticket;
+  });
+  if (outcome && outcome->status != AXON_SUCCESS) {
+    throw DriverError(AXON_ERROR_TASK_FAILED, outcome->message.empty()
+                                                  ? std::string("a task failed (detail lost)")
+                                                  : outcome->message);
+  }
+}
+
+}  // namespace axon::emulated

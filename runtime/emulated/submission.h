@@ -1,0 +1,22 @@
+// Submitting queue items on behalf of the extern "C" calls, including the
+// launch-blocking mode where every submission waits for its own completion.
+#pragma once
+
+#include "axon/stream.h"
+#include "driver.h"
+#include "queue_item.h"
+
+namespace axon::emulated {
+
+enum class Completion {
+  asynchronous,  // return once queued (unless the driver is launch-blocking)
+  wait,          // always wait until the stream has finished the item
+};
+
+// Validates the stream handle, queues `item` and, when the driver is
+// launch-blocking or `completion` says so, waits for it. A waited-for task's
+// failure is thrown (AXON_ERROR_TASK_FAILED) instead of becoming the stream's
+// pending error.
+void submit_work(Driver& driver, axon_stream stream, QueueItem item, Completion completion);
+
+}  // namespace axon::emulated

@@ -1,0 +1,48 @@
+// Devices: enumeration, properties, whole-device synchronization, shutdown.
+//
+// Devices are numbered 0..count-1. Every call is thread-safe. The driver
+// initializes itself lazily on the first call; configuration is read once at
+// that point (see the emulated driver's README for its environment variables).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "axon/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct axon_device_properties {
+  char name[64];              // e.g. "Axon Emulated Device"
+  size_t total_memory;        // capacity in bytes; allocations beyond it fail
+  int stream_priority_low;    // numerically greatest (least urgent) priority
+  int stream_priority_high;   // numerically smallest (most urgent) priority
+  int launch_blocking;        // 1 if every launch completes before returning
+  int memory_protected;       // 1 if host code cannot touch device memory
+} axon_device_properties;
+
+// Number of devices. Never fails before shutdown; 0 is a valid answer.
+axon_status axon_device_count(int* count);
+
+axon_status axon_device_get_properties(int device, axon_device_properties* properties);
+
+// Bytes still allocatable on the device and its capacity.
+axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes);
+
+// Blocks until every stream of the device has drained. Returns the first task
+// failure recorded on any of its streams since they were last synchronized.
+axon_status axon_device_synchronize(int device);
+
+// Drains every stream, stops the worker threads and refuses further calls
+// with AXON_ERROR_SHUT_DOWN. Memory frees after shutdown succeed silently so
+// that owners destroyed late (e.g. at interpreter exit) do not fail. Idempotent.
+axon_status axon_runtime_shutdown(void);
+
+// 1 after axon_runtime_shutdown(), else 0.
+int axon_runtime_is_shut_down(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

@@ -1,0 +1,77 @@
+// Streams: in-order queues of work executed asynchronously by the device.
+//
+// Work queued on one stream runs in submission order; work on different
+// streams may run in any order unless ordered with events
+// (axon_stream_wait_event). Each device has a default stream, which exists
+// for the driver's lifetime and cannot be destroyed.
+//
+// When several streams of a device have work ready, the one with the most
+// urgent (numerically smallest) priority runs first.
+//
+// Errors: a task that fails does not stop its stream; the failure is kept as
+// the stream's pending error and returned (once) by the next
+// axon_stream_synchronize / axon_stream_query / axon_device_synchronize.
+//
+// Launch blocking: when the driver runs in blocking mode (emulated driver:
+// AXON_LAUNCH_BLOCKING=1) every launch, copy and set waits for its completion
+// and returns the task's own failure directly.
+//
+// Thread-safety: every call is thread-safe; any thread may submit to any
+// stream.
+#pragma once
+
+#include "axon/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct axon_stream_object* axon_stream;
+
+// Room for a task's failure message, including the terminating NUL.
+#define AXON_TASK_MESSAGE_CAPACITY 1024
+
+// A unit of device work. In the emulated driver `run` is host code executed by
+// the device's worker thread; a real chip's driver would submit a compiled
+// kernel in this slot. `run` returns AXON_SUCCESS, or a failure status after
+// writing a NUL-terminated message into `message`.
+// `release` (may be null) is called exactly once after `run`, on any thread,
+// and also when the task is discarded without running (shutdown).
+typedef struct axon_task {
+  axon_status (*run)(void* user_data, char* message);
+  void (*release)(void* user_data);
+  void* user_data;
+} axon_task;
+
+// Range of valid priorities: *most_urgent <= priority <= *least_urgent.
+// 0 is the default priority and always valid.
+axon_status axon_stream_priority_range(int* least_urgent, int* most_urgent);
+
+// Creates a stream on `device`. Out-of-range priorities are clamped.
+axon_status axon_stream_create(int device, int priority, axon_stream* stream);
+
+// Waits for the stream's pending work, then destroys it. Refuses the default
+// stream with AXON_ERROR_INVALID_HANDLE.
+axon_status axon_stream_destroy(axon_stream stream);
+
+// The device's default stream (never fails for a valid device).
+axon_status axon_stream_get_default(int device, axon_stream* stream);
+
+axon_status axon_stream_get_device(axon_stream stream, int* device);
+axon_status axon_stream_get_priority(axon_stream stream, int* priority);
+
+// Queues `task` after all work previously queued on `stream`. Ownership of
+// task.user_data passes to the driver, which calls task.release exactly once,
+// even when this call fails.
+axon_status axon_stream_launch(axon_stream stream, axon_task task);
+
+// AXON_SUCCESS if all queued work has finished, AXON_ERROR_NOT_READY if not,
+// or the stream's pending error.
+axon_status axon_stream_query(axon_stream stream);
+
+// Blocks until all work queued on the stream so far has finished.
+axon_status axon_stream_synchronize(axon_stream stream);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

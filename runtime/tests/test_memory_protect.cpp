@@ -1,0 +1,57 @@
+// AXON_MEMORY_PROTECT=1: device pointers fault when host code dereferences
+// them, while copies, tasks and host views keep working.
+
+#include <csignal>
+#include <cstring>
+
+#include "axon_test_support.h"
+
+using axon_test::DeviceBuffer;
+using axon_test::ScopedStream;
+
+TEST(MemoryProtect, PropertiesSayProtected) {
+  axon_device_properties properties{};
+  ASSERT_AXON_OK(axon_device_get_properties(0, &properties));
+  EXPECT_EQ(properties.memory_protected, 1);
+}
+
+TEST(MemoryProtect, HostViewIsADifferentAddressForTheSameBytes) {
+  DeviceBuffer device(0, 4096);
+  ScopedStream stream(0);
+  char* view = static_cast<char*>(axon_test::host_view(device.get()));
+  ASSERT_NE(view, nullptr);
+  EXPECT_NE(static_cast<void*>(view), device.get());
+  EXPECT_EQ(axon_test::host_view(device.as<char>() + 100), view + 100);
+  std::strcpy(view, "through the host view");
+  char result[32] = {};
+  ASSERT_AXON_OK(axon_memory_copy(result, device.get(), sizeof result, stream));
+  EXPECT_STREQ(result, "through the host view");
+  int owner = -1;
+  ASSERT_AXON_OK(axon_memory_pointer_device(device.as<char>() + 4095, &owner));
+  EXPECT_EQ(owner, 0);
+}
+
+TEST(MemoryProtect, TasksReachDeviceMemoryThroughTheHostView) {
+  DeviceBuffer device(0, sizeof(int));
+  ScopedStream stream(0);
+  void* pointer = device.get();
+  ASSERT_AXON_OK(axon_test::launch(stream, [pointer] {
+    void* view = nullptr;
+    if (axon_memory_host_view(pointer, &view) == AXON_SUCCESS) *static_cast<int*>(view) = 1234;
+  }));
+  int result = 0;
+  ASSERT_AXON_OK(axon_memory_copy(&result, device.get(), sizeof result, stream));
+  EXPECT_EQ(result, 1234);
+}
+
+TEST(MemoryProtectDeathTest, DereferencingADevicePointerFromHostCodeFaults) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        void* pointer = nullptr;
+        if (axon_memory_allocate(0, 256, &pointer) != AXON_SUCCESS) std::_Exit(1);
+        *static_cast<volatile int*>(pointer) = 1;
+        std::_Exit(2);  // reached only if the write went through
+      },
+      testing::KilledBySignal(SIGSEGV), "");
+}

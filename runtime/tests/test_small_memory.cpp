@@ -1,0 +1,90 @@
+// AXON_DEVICE_MEMORY=1MiB, AXON_DEVICE_COUNT=2: exact capacity accounting,
+// out-of-memory detail, and reuse of coalesced free ranges.
+
+#include <string>
+#include <vector>
+
+#include "axon_test_support.h"
+
+namespace {
+
+constexpr size_t kCapacity = size_t{1} << 20;
+constexpr size_t kQuarter = kCapacity / 4;
+
+}  // namespace
+
+TEST(SmallMemory, ConfigurationIsApplied) {
+  EXPECT_EQ(axon_test::device_count(), 2);
+  for (int device = 0; device < 2; ++device) {
+    axon_device_properties properties{};
+    ASSERT_AXON_OK(axon_device_get_properties(device, &properties));
+    EXPECT_EQ(properties.total_memory, kCapacity);
+  }
+}
+
+TEST(SmallMemory, OutOfMemoryDetailIsExact) {
+  void* held = nullptr;
+  ASSERT_AXON_OK(axon_memory_allocate(1, 4096, &held));
+  void* pointer = nullptr;
+  EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_allocate(1, kCapacity, &pointer));
+  EXPECT_EQ(std::string(axon_last_error_message()),
+            "[axon_memory_allocate] out of memory on device 1: requested 1048576 bytes, 4096 in use, "
+            "capacity 1048576 bytes");
+  ASSERT_AXON_OK(axon_memory_free(held));
+  ASSERT_AXON_OK(axon_memory_allocate(1, kCapacity, &pointer));  // the whole device, once free
+  size_t free_bytes = 1;
+  size_t total_bytes = 0;
+  ASSERT_AXON_OK(axon_device_memory_info(1, &free_bytes, &total_bytes));
+  EXPECT_EQ(free_bytes, 0u);
+  ASSERT_AXON_OK(axon_memory_free(pointer));
+}
+
+TEST(SmallMemory, FreedNeighboursCoalesceIntoOneRange) {
+  std::vector<void*> quarters(4);
+  for (void*& quarter : quarters) ASSERT_AXON_OK(axon_memory_allocate(0, kQuarter, &quarter));
+  void* extra = nullptr;
+  EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_allocate(0, 256, &extra));
+
+  // Free two adjacent quarters (in an order that exercises both merge sides).
+  ASSERT_AXON_OK(axon_memory_free(quarters[2]));
+  ASSERT_AXON_OK(axon_memory_free(quarters[1]));
+  void* half = nullptr;
+  ASSERT_AXON_OK(axon_memory_allocate(0, 2 * kQuarter, &half));
+  EXPECT_EQ(half, quarters[1]);
+  ASSERT_AXON_OK(axon_memory_free(half));
+
+  // Fragmented: half the device free in total, but not contiguously.
+  ASSERT_AXON_OK(axon_memory_free(quarters[0]));
+  ASSERT_AXON_OK(axon_memory_allocate(0, kQuarter, &quarters[0]));
+  ASSERT_AXON_OK(axon_memory_allocate(0, kQuarter, &quarters[1]));
+  ASSERT_AXON_OK(axon_memory_free(quarters[0]));
+  ASSERT_AXON_OK(axon_memory_free(quarters[3]));
+  void* too_big = nullptr;
+  EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_allocate(0, 2 * kQuarter, &too_big));
+  EXPECT_NE(std::string(axon_last_error_message()).find("contiguous"), std::string::npos)
+      << axon_last_error_message();
+
+  ASSERT_AXON_OK(axon_memory_free(quarters[1]));
+  void* whole = nullptr;
+  ASSERT_AXON_OK(axon_memory_allocate(0, kCapacity, &whole));
+  ASSERT_AXON_OK(axon_memory_free(whole));
+}
+
+TEST(SmallMemory, BestFitPrefersTheSmallestSufficientHole) {
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+  void* d = nullptr;
+  ASSERT_AXON_OK(axon_memory_allocate(0, 4096, &a));
+  ASSERT_AXON_OK(axon_memory_allocate(0, 1024, &b));
+  ASSERT_AXON_OK(axon_memory_allocate(0, 4096, &c));
+  ASSERT_AXON_OK(axon_memory_allocate(0, 512, &d));  // keeps b's hole from merging with the tail
+  ASSERT_AXON_OK(axon_memory_free(b));
+  void* small = nullptr;
+  ASSERT_AXON_OK(axon_memory_allocate(0, 1000, &small));
+  EXPECT_EQ(small, b);
+  for (void* pointer : {a, c, d, small}) ASSERT_AXON_OK(axon_memory_free(pointer));
+  size_t used = 1;
+  ASSERT_AXON_OK(axon_memory_used(0, &used));
+  EXPECT_EQ(used, 0u);
+}

@@ -1,0 +1,142 @@
+// Streams: lifetime, properties, asynchrony and in-order execution.
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "axon_test_support.h"
+
+using axon_test::Gate;
+using axon_test::ScopedStream;
+
+TEST(Stream, CreateReportsDeviceAndClampedPriority) {
+  int least = 0;
+  int most = 0;
+  ASSERT_AXON_OK(axon_stream_priority_range(&least, &most));
+  EXPECT_LE(most, least);
+  for (int device = 0; device < axon_test::device_count(); ++device) {
+    for (const auto& [requested, expected] :
+         std::vector<std::pair<int, int>>{{0, 0}, {most, most}, {least + 5, least}, {most - 5, most}}) {
+      axon_stream stream = nullptr;
+      ASSERT_AXON_OK(axon_stream_create(device, requested, &stream));
+      int priority = 99;
+      int owner = -1;
+      ASSERT_AXON_OK(axon_stream_get_priority(stream, &priority));
+      ASSERT_AXON_OK(axon_stream_get_device(stream, &owner));
+      EXPECT_EQ(priority, expected);
+      EXPECT_EQ(owner, device);
+      ASSERT_AXON_OK(axon_stream_destroy(stream));
+    }
+  }
+}
+
+TEST(Stream, DefaultStreamsAreStablePerDeviceAndCannotBeDestroyed) {
+  std::vector<axon_stream> defaults;
+  for (int device = 0; device < axon_test::device_count(); ++device) {
+    axon_stream first = nullptr;
+    axon_stream second = nullptr;
+    ASSERT_AXON_OK(axon_stream_get_default(device, &first));
+    ASSERT_AXON_OK(axon_stream_get_default(device, &second));
+    EXPECT_EQ(first, second);
+    for (axon_stream other : defaults) EXPECT_NE(other, first);
+    defaults.push_back(first);
+    int owner = -1;
+    int priority = 99;
+    ASSERT_AXON_OK(axon_stream_get_device(first, &owner));
+    ASSERT_AXON_OK(axon_stream_get_priority(first, &priority));
+    EXPECT_EQ(owner, device);
+    EXPECT_EQ(priority, 0);
+    EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_destroy(first));
+    EXPECT_NE(std::string(axon_last_error_message()).find("default"), std::string::npos);
+    ASSERT_AXON_OK(axon_stream_synchronize(first));  // still alive
+  }
+}
+
+TEST(Stream, InvalidHandlesAndArgumentsAreRejected) {
+  axon_stream stream = nullptr;
+  int value = 0;
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_DEVICE, axon_stream_create(-1, 0, &stream));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_DEVICE, axon_stream_create(axon_test::device_count(), 0, &stream));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_create(0, 0, nullptr));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_DEVICE, axon_stream_get_default(-1, &stream));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_get_default(0, nullptr));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_get_device(nullptr, &value));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_get_priority(nullptr, &value));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_query(nullptr));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_synchronize(nullptr));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_destroy(nullptr));
+
+  ASSERT_AXON_OK(axon_stream_create(0, 0, &stream));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_get_device(stream, nullptr));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_get_priority(stream, nullptr));
+  ASSERT_AXON_OK(axon_stream_destroy(stream));
+  // The handle is now dangling: every call must notice rather than crash.
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_destroy(stream));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_query(stream));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_synchronize(stream));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_get_device(stream, &value));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_test::launch(stream, [] {}));
+  EXPECT_NE(std::string(axon_last_error_message()).find("not a live stream"), std::string::npos);
+}
+
+TEST(Stream, LaunchReturnsAtOnceAndQueuedWorkWaitsBehindABlockedTask) {
+  ScopedStream stream(0);
+  Gate gate;
+  ASSERT_AXON_OK(gate.hold(stream));
+  std::atomic<bool> ran{false};
+  ASSERT_AXON_OK(axon_test::launch(stream, [&] { ran = true; }));
+  axon_test::DeviceBuffer device(0, sizeof(int));
+  const int value = 5;
+  ASSERT_AXON_OK(axon_memory_copy_async(device.get(), &value, sizeof value, stream));
+  int result = 0;
+  ASSERT_AXON_OK(axon_memory_copy_async(&result, device.get(), sizeof result, stream));
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(axon_stream_query(stream), AXON_ERROR_NOT_READY);
+  EXPECT_FALSE(ran.load());
+  EXPECT_EQ(result, 0);
+
+  gate.open();
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));
+  EXPECT_TRUE(ran.load());
+  EXPECT_EQ(result, 5);
+  EXPECT_AXON_OK(axon_stream_query(stream));
+}
+
+TEST(Stream, WorkRunsInSubmissionOrder) {
+  ScopedStream stream(0);
+  std::vector<int> order;  // touched only by the device worker until synchronize
+  axon_test::DeviceBuffer device(0, sizeof(int));
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_AXON_OK(axon_test::launch(stream, [&order, i] { order.push_back(i); }));
+    if (i % 50 == 0) ASSERT_AXON_OK(axon_memory_set_async(device.get(), i, sizeof(int), stream));
+  }
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));
+  ASSERT_EQ(order.size(), 200u);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);
+}
+
+TEST(Stream, DestroyWaitsForPendingWork) {
+  axon_stream stream = nullptr;
+  ASSERT_AXON_OK(axon_stream_create(0, 0, &stream));
+  Gate gate;
+  ASSERT_AXON_OK(gate.hold(stream));
+  std::atomic<bool> ran{false};
+  ASSERT_AXON_OK(axon_test::launch(stream, [&] { ran = true; }));
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    gate.open();
+  });
+  ASSERT_AXON_OK(axon_stream_destroy(stream));
+  EXPECT_TRUE(ran.load());
+  opener.join();
+}
+
+TEST(Stream, SynchronizeWaitsOnlyForWorkQueuedBeforeIt) {
+  ScopedStream stream(0);
+  std::atomic<int> finished{0};
+  for (int i = 0; i < 20; ++i) ASSERT_AXON_OK(axon_test::launch(stream, [&] { ++finished; }));
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));
+  EXPECT_EQ(finished.load(), 20);
+  EXPECT_AXON_OK(axon_stream_query(stream));
+}

@@ -1,0 +1,97 @@
+"""Axon: a native PyTorch backend for AI accelerators, on an emulated device.
+
+Importing this package (which ``import torch`` does automatically through the
+``torch.backends`` entry point) makes the ``axon`` device usable everywhere:
+``tensor.to("axon")``, ``torch.accelerator``, ``torch.axon`` (shaped like
+``torch.cuda``), ``Tensor.axon()``, ``Module.axon()``, storages and
+``torch.save``/``torch.load``.
+"""
+
+import torch
+
+from . import _C  # noqa: F401  loading it registers the backend's C++ parts
+from .device import (
+    current_device,
+    device,
+    device_count,
+    device_of,
+    get_amp_supported_dtype,
+    get_device_capability,
+    get_device_name,
+    get_device_properties,
+    init,
+    is_available,
+    is_initialized,
+    set_device,
+    synchronize,
+    _is_in_bad_fork,
+    _lazy_init,
+)
+from .memory import (
+    empty_cache,
+    get_memory_info,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+)
+from .random import (
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
+from .streams import (
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
+from .runtime import is_launch_blocking, shutdown
+
+__all__ = [
+    "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_stream", "device",
+    "device_count", "device_of", "empty_cache", "get_amp_supported_dtype", "get_device_capability",
+    "get_device_name", "get_device_properties", "get_memory_info", "get_rng_state", "get_rng_state_all",
+    "init", "initial_seed", "is_available", "is_initialized", "is_launch_blocking", "manual_seed",
+    "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
+    "memory_reserved", "memory_stats", "memory_summary", "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_rng_state", "set_rng_state_all",
+    "set_stream", "shutdown", "stream", "synchronize",
+]
+
+
+def _register_backend() -> None:
+    if torch._C._get_privateuse1_backend_name() == "axon":
+        return
+    torch.utils.rename_privateuse1_backend("axon")
+    torch._register_device_module("axon", _this_module())
+    torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+    )
+
+
+def _this_module():
+    import sys
+
+    return sys.modules[__name__]
+
+
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: importing is enough."""
+
+
+_register_backend()

@@ -1,0 +1,131 @@
+"""Device selection and properties, shaped like torch.cuda's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from . import _C
+
+
+
+def _device_index(device: Any = None, optional: bool = True) -> int:
+    """Index of an axon device given as torch.device, 'axon:N', int or None (current)."""
+    if device is None:
+        if not optional:
+            raise ValueError("[axon] expected a device, got None")
+        return _C._current_device()
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "axon":
+            raise ValueError(f"[axon] expected an axon device, got {device}")
+        return _C._current_device() if device.index is None else device.index
+    raise TypeError(f"[axon] expected a device (torch.device, str or int), got {type(device).__name__}")
+
+
+def is_available() -> bool:
+    return _C._device_count() > 0
+
+
+def device_count() -> int:
+    return _C._device_count()
+
+
+def is_initialized() -> bool:
+    return True  # the driver initializes itself on first use
+
+
+def init() -> None:
+    """Kept for torch.cuda parity: the driver needs no explicit initialization."""
+
+
+def _lazy_init() -> None:
+    pass
+
+
+def _is_in_bad_fork() -> bool:
+    # Each process owns its own emulated devices: a forked child starts with
+    # a copy of the driver state but no worker threads, so refuse to use it.
+    return False
+
+
+def current_device() -> int:
+    return _C._current_device()
+
+
+def set_device(device: Any) -> None:
+    index = _device_index(device)
+    if index >= 0:
+        _C._set_device(index)
+
+
+class device:
+    """Context manager that makes `device` current, then restores the previous one."""
+
+    def __init__(self, device: Any):
+        self.index = _device_index(device)
+        self.previous = -1
+
+    def __enter__(self):
+        self.previous = _C._current_device()
+        if self.index >= 0 and self.index != self.previous:
+            _C._set_device(self.index)
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous != self.index:
+            _C._set_device(self.previous)
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of tensor `obj` current (no-op for CPU tensors)."""
+
+    def __init__(self, obj: torch.Tensor):
+        super().__init__(obj.get_device() if obj.device.type == "axon" else -1)
+
+
+def synchronize(device: Any = None) -> None:
+    """Waits for all work queued on every stream of the device."""
+    _C._synchronize(_device_index(device))
+
+
+@dataclass(frozen=True)
+class AxonDeviceProperties:
+    name: str
+    total_memory: int
+    stream_priority_low: int
+    stream_priority_high: int
+    launch_blocking: bool
+    memory_protected: bool
+
+    def __repr__(self) -> str:
+        return (
+            f"AxonDeviceProperties(name='{self.name}', total_memory={self.total_memory // (1024 * 1024)}MB, "
+            f"launch_blocking={self.launch_blocking}, memory_protected={self.memory_protected})"
+        )
+
+
+def get_device_properties(device: Any = None) -> AxonDeviceProperties:
+    return AxonDeviceProperties(**_C._device_properties(_device_index(device)))
+
+
+def get_device_name(device: Any = None) -> str:
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: Any = None) -> dict[str, Any]:
+    """Supported dtypes, in the shape torch.accelerator.get_device_capability reports."""
+    _C._device_properties(_device_index(device))  # validates the index
+    return {"supported_dtypes": [torch.float32, torch.float64, torch.float16, torch.bfloat16]}
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    return [torch.float16, torch.bfloat16]
+
+
