@@ -54,17 +54,19 @@ TEST(SmallMemory, FreedNeighboursCoalesceIntoOneRange) {
   ASSERT_AXON_OK(axon_memory_free(half));
 
   // Fragmented: half the device free in total, but not contiguously.
-  ASSERT_AXON_OK(axon_memory_free(quarters[0]));
-  ASSERT_AXON_OK(axon_memory_allocate(0, kQuarter, &quarters[0]));
-  ASSERT_AXON_OK(axon_memory_allocate(0, kQuarter, &quarters[1]));
-  ASSERT_AXON_OK(axon_memory_free(quarters[0]));
+  void* second = nullptr;
+  void* third = nullptr;
+  ASSERT_AXON_OK(axon_memory_allocate(0, kQuarter, &second));
+  ASSERT_AXON_OK(axon_memory_allocate(0, kQuarter, &third));
+  ASSERT_AXON_OK(axon_memory_free(second));
   ASSERT_AXON_OK(axon_memory_free(quarters[3]));
   void* too_big = nullptr;
   EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_allocate(0, 2 * kQuarter, &too_big));
   EXPECT_NE(std::string(axon_last_error_message()).find("contiguous"), std::string::npos)
       << axon_last_error_message();
 
-  ASSERT_AXON_OK(axon_memory_free(quarters[1]));
+  ASSERT_AXON_OK(axon_memory_free(quarters[0]));
+  ASSERT_AXON_OK(axon_memory_free(third));
   void* whole = nullptr;
   ASSERT_AXON_OK(axon_memory_allocate(0, kCapacity, &whole));
   ASSERT_AXON_OK(axon_memory_free(whole));

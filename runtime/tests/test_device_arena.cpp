@@ -1,0 +1,101 @@
+// DeviceArena in isolation (emulated driver only): sub-allocation, lookup,
+// protection and returning freed pages to the OS.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "device_arena.h"
+#include "driver_error.h"
+
+using axon::emulated::DeviceArena;
+using axon::emulated::DriverError;
+
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+// Resident shared-memory pages of this process, which is where memfd pages count.
+size_t resident_shared_memory_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssShmem:", 0) == 0) return std::stoul(line.substr(9)) * 1024;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST(DeviceArena, AllocatesAlignedRangesAndFindsInteriorPointers) {
+  DeviceArena arena(3, kMiB, false);
+  char* first = static_cast<char*>(arena.allocate(1));
+  char* second = static_cast<char*>(arena.allocate(300));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 256, 0u);
+  EXPECT_EQ(second - first, 256);
+  EXPECT_EQ(arena.used_bytes(), 256u + 512u);
+  const auto found = arena.find_allocation(second + 511);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->base, second);
+  EXPECT_EQ(found->size, 512u);
+  EXPECT_FALSE(arena.find_allocation(second + 512).has_value());
+  EXPECT_TRUE(arena.owns_address(second + 512));
+  EXPECT_EQ(arena.host_view(second), second);
+  arena.release(first);
+  arena.release(second);
+  EXPECT_EQ(arena.used_bytes(), 0u);
+}
+
+TEST(DeviceArena, ReleaseRejectsInteriorAndUnknownPointers) {
+  DeviceArena arena(0, kMiB, false);
+  char* pointer = static_cast<char*>(arena.allocate(1024));
+  try {
+    arena.release(pointer + 256);
+    FAIL() << "expected a DriverError";
+  } catch (const DriverError& error) {
+    EXPECT_EQ(error.status(), AXON_ERROR_INVALID_POINTER);
+    EXPECT_NE(std::string(error.what()).find("base address"), std::string::npos) << error.what();
+  }
+  arena.release(pointer);
+  EXPECT_THROW(arena.release(pointer), DriverError);
+}
+
+TEST(DeviceArena, ThrowsOutOfMemoryWithTheDetail) {
+  DeviceArena arena(2, 4096, false);
+  arena.allocate(1024);
+  try {
+    arena.allocate(4000);
+    FAIL() << "expected a DriverError";
+  } catch (const DriverError& error) {
+    EXPECT_EQ(error.status(), AXON_ERROR_OUT_OF_MEMORY);
+    EXPECT_STREQ(error.what(),
+                 "out of memory on device 2: requested 4000 bytes, 1024 in use, capacity 4096 bytes");
+  }
+}
+
+TEST(DeviceArena, ProtectedArenaHandsOutAddressesDistinctFromTheHostView) {
+  DeviceArena arena(0, kMiB, true);
+  char* pointer = static_cast<char*>(arena.allocate(4096));
+  char* view = static_cast<char*>(arena.host_view(pointer));
+  EXPECT_NE(view, pointer);
+  std::strcpy(view, "alias");
+  EXPECT_STREQ(static_cast<char*>(arena.host_view(pointer)), "alias");
+  EXPECT_FALSE(arena.owns_address(view));
+  arena.release(pointer);
+}
+
+TEST(DeviceArena, ReservingCapacityCostsNoMemoryAndLargeFreesReturnIt) {
+  const size_t before_reserve = resident_shared_memory_bytes();
+  DeviceArena arena(0, size_t{64} << 30, false);  // 64 GiB of address space only
+  EXPECT_LT(resident_shared_memory_bytes(), before_reserve + 4 * kMiB);
+
+  constexpr size_t kBytes = 64 * kMiB;
+  void* pointer = arena.allocate(kBytes);
+  std::memset(arena.host_view(pointer), 1, kBytes);
+  const size_t touched = resident_shared_memory_bytes();
+  EXPECT_GE(touched, before_reserve + kBytes - 4 * kMiB);
+  arena.release(pointer);
+  EXPECT_LE(resident_shared_memory_bytes(), touched - (kBytes - 4 * kMiB));
+}
