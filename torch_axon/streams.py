@@ -29,6 +29,12 @@ class Stream(torch.Stream):
         index = _device_index(device)
         return super().__new__(cls, device=torch.device("axon", index), priority=priority)
 
+    @property
+    def priority(self) -> int:
+        from . import _C
+
+        return _C._stream_priority(self.device_index, self.stream_id)
+
     def __repr__(self) -> str:
         return f"<torch.axon.Stream device=axon:{self.device_index} stream_id={self.stream_id}>"
 
@@ -43,6 +49,14 @@ class Event(torch.Event):
         index = _device_index(device)
         return super().__new__(cls, device=torch.device("axon", index), enable_timing=enable_timing,
                                blocking=blocking)
+
+    def elapsed_time(self, end_event: torch.Event) -> float:
+        """Milliseconds from this event's completion to `end_event`'s (both timing-enabled)."""
+        if not isinstance(end_event, torch.Event) or end_event.device.type != "axon":
+            raise TypeError(f"[axon] elapsed_time expects an axon Event, got {type(end_event).__name__}")
+        from . import _C
+
+        return _C._event_elapsed_time(self.event_id, end_event.event_id)
 
     def __repr__(self) -> str:
         return f"<torch.axon.Event device={self.device}>"

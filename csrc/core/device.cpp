@@ -15,14 +15,14 @@ c10::DeviceIndex device_count() noexcept {
   return static_cast<c10::DeviceIndex>(count);
 }
 
-void check_device_index(c10::DeviceIndex index) {
+void check_device_index(int64_t index) {
   if (axon_runtime_is_shut_down()) {
     throw_status(AXON_ERROR_SHUT_DOWN, "using an axon device");
   }
   const auto count = device_count();
   TORCH_CHECK_INDEX(
       index >= 0 && index < count,
-      "[axon] invalid device index ", static_cast<int>(index), ": expected 0 <= index < ",
+      "[axon] invalid device index ", index, ": expected 0 <= index < ",
       static_cast<int>(count), " (AXON_DEVICE_COUNT sets the number of devices)");
 }
 

@@ -9,7 +9,7 @@ namespace axon {
 c10::DeviceIndex device_count() noexcept;
 
 // Throws IndexError naming the index and the valid range.
-void check_device_index(c10::DeviceIndex index);
+void check_device_index(int64_t index);
 
 // The calling thread's current device (0 until set), as torch.cuda does.
 c10::DeviceIndex current_device();

@@ -13,6 +13,8 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/generator.h"
+#include "core/stream.h"
+#include "python/testing.h"
 
 namespace py = pybind11;
 
@@ -20,7 +22,7 @@ namespace axon {
 namespace {
 
 py::dict device_properties(int device) {
-  check_device_index(static_cast<c10::DeviceIndex>(device));
+  check_device_index(device);
   axon_device_properties properties{};
   AXON_CHECK(axon_device_get_properties(device, &properties), "reading device properties");
   py::dict result;
@@ -34,6 +36,7 @@ py::dict device_properties(int device) {
 }
 
 AxonGeneratorImpl* generator_of(int device) {
+  check_device_index(device);
   return at::check_generator<AxonGeneratorImpl>(default_generator(static_cast<c10::DeviceIndex>(device)));
 }
 
@@ -72,7 +75,10 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_device_count", [] { return static_cast<int>(device_count()); });
   m.def("_current_device", [] { return static_cast<int>(current_device()); });
-  m.def("_set_device", [](int device) { set_current_device(static_cast<c10::DeviceIndex>(device)); });
+  m.def("_set_device", [](int device) {
+    check_device_index(device);
+    set_current_device(static_cast<c10::DeviceIndex>(device));
+  });
   m.def("_device_properties", &device_properties);
   m.def("_synchronize", [](int device) {
     py::gil_scoped_release no_gil;
@@ -84,6 +90,33 @@ PYBIND11_MODULE(_C, m) {
     AXON_CHECK(axon_runtime_shutdown(), "shutting down the runtime");
   });
   m.def("_is_shut_down", [] { return axon_runtime_is_shut_down() != 0; });
+
+  m.def("_testing_close_gate", [](int device, int64_t stream_id) {
+    TORCH_CHECK(!axon_runtime_is_shut_down(), "[axon] the runtime is shut down");
+    axon_device_properties properties{};
+    AXON_CHECK(axon_device_get_properties(0, &properties), "reading device properties");
+    TORCH_CHECK(!properties.launch_blocking, "[axon] a gate would deadlock under AXON_LAUNCH_BLOCKING=1");
+    return testing_close_gate(device, stream_id);
+  });
+  m.def("_testing_open_gate", &testing_open_gate);
+
+  // torch.Event.elapsed_time rejects subclasses as its argument, so
+  // torch.axon.Event measures through the driver with the events' handles.
+  m.def("_event_elapsed_time", [](uintptr_t start, uintptr_t end) {
+    TORCH_CHECK_VALUE(start != 0 && end != 0, "[axon] elapsed_time needs both events to have been recorded first");
+    float milliseconds = 0;
+    AXON_CHECK(axon_event_elapsed_time(reinterpret_cast<axon_event>(start), reinterpret_cast<axon_event>(end),
+                                       &milliseconds),
+               "measuring the time between events (create both with enable_timing=True, record, then synchronize)");
+    return milliseconds;
+  });
+
+  m.def("_stream_priority", [](int device, int64_t stream_id) {
+    check_device_index(device);
+    return stream_priority(c10::Stream(c10::Stream::UNSAFE,
+                                       c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)),
+                                       stream_id));
+  });
 
   m.def("_get_rng_state", &get_rng_state);
   m.def("_set_rng_state", [](int device, const std::string& state) {

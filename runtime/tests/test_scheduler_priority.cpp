@@ -89,6 +89,8 @@ TEST(SchedulerPriority, UrgentStreamStillRespectsItsOwnOrderAndEventWaits) {
   const std::vector<std::string> labels = log.labels();
   ASSERT_EQ(labels.size(), 3u);
   EXPECT_EQ(labels[0], "low 1");
-  if (least != most) EXPECT_EQ(labels[1], "high 1");  // ready again, and more urgent
+  if (least != most) {
+    EXPECT_EQ(labels[1], "high 1");  // ready again, and more urgent
+  }
   ASSERT_AXON_OK(axon_event_destroy(event));
 }

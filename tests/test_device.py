@@ -1,0 +1,94 @@
+"""Devices: enumeration, selection, properties, the device guard."""
+
+import pytest
+import torch
+
+
+def test_accelerator_reports_axon():
+    assert torch.accelerator.is_available()
+    assert torch.accelerator.current_accelerator() == torch.device("axon")
+    assert torch.accelerator.device_count() == torch.axon.device_count() >= 4
+    assert torch.axon.is_available()
+
+
+def test_device_properties():
+    properties = torch.axon.get_device_properties(0)
+    assert properties.name == torch.axon.get_device_name(0)
+    assert properties.total_memory > 0
+    assert torch.axon.get_memory_info(0)[1] == properties.total_memory
+    assert properties.stream_priority_high < properties.stream_priority_low
+
+
+def test_set_device_and_context_manager():
+    assert torch.axon.current_device() == 0
+    torch.axon.set_device(1)
+    assert torch.axon.current_device() == 1
+    assert torch.accelerator.current_device_index() == 1
+    assert torch.empty(2, device="axon").device == torch.device("axon:1")
+    with torch.axon.device(2):
+        assert torch.axon.current_device() == 2
+        assert torch.ones(3, device="axon").device == torch.device("axon:2")
+    assert torch.axon.current_device() == 1
+    torch.accelerator.set_device_index(0)
+    assert torch.axon.current_device() == 0
+
+
+def test_operators_run_on_their_tensors_device():
+    x = torch.arange(6.0, device="axon:3")
+    y = x * 2 + 1
+    assert y.device == torch.device("axon:3")
+    assert torch.axon.current_device() == 0
+    assert torch.equal(y.cpu(), torch.arange(6.0) * 2 + 1)
+
+
+def test_copies_between_devices():
+    source = torch.randn(64, 33)
+    on_one = source.to("axon:1")
+    on_two = on_one.to("axon:2")
+    assert on_two.device == torch.device("axon:2")
+    assert torch.equal(on_two.cpu(), source)
+    # Non-contiguous source and dtype change across devices.
+    converted = torch.empty(33, 64, dtype=torch.float64, device="axon:3")
+    converted.copy_(on_one.t())
+    assert torch.equal(converted.cpu(), source.t().double())
+
+
+def test_device_of_and_tensor_helpers():
+    x = torch.zeros(2, device="axon:1")
+    with torch.axon.device_of(x):
+        assert torch.axon.current_device() == 1
+    assert x.is_axon
+    assert torch.zeros(2).axon().device == torch.device("axon:0")
+    module = torch.nn.Linear(2, 2).axon(1)
+    assert module.weight.device == torch.device("axon:1")
+
+
+@pytest.mark.parametrize("index", [-2, 999])
+def test_bad_device_index_is_an_error(index):
+    count = torch.axon.device_count()
+    if index < 0:
+        with pytest.raises((RuntimeError, ValueError, IndexError)):
+            torch.empty(1, device=f"axon:{index}")
+        return
+    with pytest.raises(IndexError, match=f"invalid device index {index}.*< {count}"):
+        torch.axon.set_device(index)
+    with pytest.raises(IndexError, match=f"invalid device index {count}"):
+        torch.empty(1, device=f"axon:{count}")
+    with pytest.raises(IndexError, match=f"invalid device index {count}"):
+        torch.ones(1).to(f"axon:{count}")
+
+
+def test_mixing_devices_in_one_op_is_an_error():
+    a = torch.ones(3, device="axon:0")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device.*axon:0.*axon:1"):
+        a + torch.ones(3, device="axon:1")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device.*cpu"):
+        a + torch.ones(3)
+    # 0-dim CPU tensors are scalars, accepted as on CUDA.
+    assert torch.equal((a + torch.tensor(2.0)).cpu(), torch.full((3,), 3.0))
+
+
+def test_unsupported_operator_names_itself():
+    x = torch.ones(2, 2, device="axon")
+    with pytest.raises(NotImplementedError, match="aten::.*has no axon kernel"):
+        torch.ops.aten._fft_r2c(x, [0], 0, True)

@@ -1,0 +1,138 @@
+"""The caching device allocator: exact statistics, caching, OOM."""
+
+import pytest
+import torch
+
+from conftest import run_python
+
+DEVICE = 3  # a device no other test allocates on, so statistics are exact
+MiB = 1 << 20
+
+
+def stats():
+    return torch.axon.memory_stats(DEVICE)
+
+
+@pytest.fixture(autouse=True)
+def clean_device():
+    torch.axon.synchronize(DEVICE)
+    torch.axon.empty_cache()
+    torch.axon.reset_peak_memory_stats(DEVICE)
+    yield
+    torch.axon.empty_cache()
+
+
+def test_statistics_follow_allocate_free_and_empty_cache():
+    base_allocated = torch.axon.memory_allocated(DEVICE)
+    base_reserved = torch.axon.memory_reserved(DEVICE)
+    base_requested = stats()["requested_bytes.all.current"]
+    base_segments = stats()["segment.all.current"]
+
+    x = torch.empty(1000, dtype=torch.uint8, device=f"axon:{DEVICE}")
+    # Blocks are rounded up to 512 bytes; "requested" keeps the exact size.
+    assert torch.axon.memory_allocated(DEVICE) == base_allocated + 1024
+    assert stats()["requested_bytes.all.current"] == base_requested + 1000
+    assert torch.axon.memory_reserved(DEVICE) == base_reserved + 1024
+    assert stats()["segment.all.current"] == base_segments + 1
+    assert stats()["allocation.all.current"] >= 1
+
+    del x
+    assert torch.axon.memory_allocated(DEVICE) == base_allocated
+    assert torch.axon.memory_reserved(DEVICE) == base_reserved + 1024  # cached, not released
+
+    y = torch.empty(900, dtype=torch.uint8, device=f"axon:{DEVICE}")  # reuses the cached block
+    assert stats()["segment.all.current"] == base_segments + 1
+    assert torch.axon.memory_allocated(DEVICE) == base_allocated + 1024
+    del y
+
+    torch.axon.empty_cache()
+    assert torch.axon.memory_reserved(DEVICE) == base_reserved
+    assert stats()["segment.all.current"] == base_segments
+    assert stats()["num_device_free"] >= 1
+
+
+def test_peak_and_reset_peak():
+    base = torch.axon.memory_allocated(DEVICE)
+    big = torch.empty(4 * MiB, dtype=torch.uint8, device=f"axon:{DEVICE}")
+    small = torch.empty(MiB, dtype=torch.uint8, device=f"axon:{DEVICE}")
+    assert torch.axon.max_memory_allocated(DEVICE) == base + 5 * MiB
+    del big
+    assert torch.axon.memory_allocated(DEVICE) == base + MiB
+    assert torch.axon.max_memory_allocated(DEVICE) == base + 5 * MiB
+    torch.axon.reset_peak_memory_stats(DEVICE)
+    assert torch.axon.max_memory_allocated(DEVICE) == base + MiB
+    assert stats()["allocated_bytes.large_pool.peak"] == 0 or stats()["allocated_bytes.large_pool.current"] >= 0
+    del small
+
+
+def test_accelerator_memory_api_agrees():
+    x = torch.ones(1024, device=f"axon:{DEVICE}")
+    assert torch.accelerator.memory_allocated(DEVICE) == torch.axon.memory_allocated(DEVICE)
+    assert torch.accelerator.memory_stats(DEVICE)["allocated_bytes.all.current"] == torch.axon.memory_allocated(
+        DEVICE
+    )
+    free, total = torch.accelerator.get_memory_info(DEVICE)
+    assert 0 < free <= total == torch.axon.get_device_properties(DEVICE).total_memory
+    del x
+
+
+def test_memory_summary_reports_current_numbers():
+    x = torch.empty(3 * MiB, dtype=torch.uint8, device=f"axon:{DEVICE}")
+    summary = torch.axon.memory_summary(DEVICE)
+    assert f"axon:{DEVICE}" in summary
+    assert "Allocated memory" in summary and "3.00 MiB" in summary
+    del x
+
+
+def test_freed_memory_returns_to_the_device():
+    free_before, _ = torch.axon.get_memory_info(DEVICE)
+    x = torch.empty(64 * MiB, dtype=torch.uint8, device=f"axon:{DEVICE}")
+    free_during, _ = torch.axon.get_memory_info(DEVICE)
+    assert free_during <= free_before - 64 * MiB
+    del x
+    torch.axon.empty_cache()
+    assert torch.axon.get_memory_info(DEVICE)[0] == free_before
+
+
+def test_out_of_memory_error_names_the_sizes():
+    result = run_python(
+        """
+        import torch
+        keep = torch.empty(20 * 2**20, dtype=torch.uint8, device="axon")
+        try:
+            torch.empty(100 * 2**20, dtype=torch.uint8, device="axon")
+        except torch.OutOfMemoryError as error:
+            print(error)
+        else:
+            raise SystemExit("no OutOfMemoryError")
+        # The device stays usable after an OOM.
+        print((torch.ones(10, device="axon") * 2).sum().item())
+        print(torch.axon.memory_stats()["num_ooms"])
+        """,
+        env={"AXON_DEVICE_MEMORY": "64MiB"},
+    )
+    assert result.returncode == 0, result.stderr
+    message, total, ooms = result.stdout.strip().splitlines()
+    assert "Tried to allocate 100.00 MiB (104857600 bytes)" in message
+    assert "total capacity of 64.00 MiB" in message
+    assert "20.00 MiB is allocated by PyTorch" in message
+    assert "reserved by PyTorch" in message
+    assert float(total) == 20.0
+    assert ooms == "1"
+
+
+def test_cached_blocks_are_released_to_satisfy_an_allocation():
+    result = run_python(
+        """
+        import torch
+        x = torch.empty(40 * 2**20, dtype=torch.uint8, device="axon")
+        del x  # cached: still reserved
+        y = torch.empty(50 * 2**20, dtype=torch.uint8, device="axon")
+        stats = torch.axon.memory_stats()
+        print(stats["num_alloc_retries"], stats["num_ooms"], torch.axon.memory_reserved())
+        """,
+        env={"AXON_DEVICE_MEMORY": "64MiB"},
+    )
+    assert result.returncode == 0, result.stderr
+    retries, ooms, reserved = result.stdout.split()
+    assert (retries, ooms, int(reserved)) == ("1", "0", 50 * MiB)
