@@ -16,14 +16,13 @@ c10::DeviceIndex device_count() noexcept {
 }
 
 void check_device_index(int64_t index) {
-  if (axon_runtime_is_shut_down()) {
-    throw_status(AXON_ERROR_SHUT_DOWN, "using an axon device");
-  }
-  const auto count = device_count();
+  int count = 0;
+  // Surfaces driver failures (shutdown, malformed configuration) by name.
+  AXON_CHECK(axon_device_count(&count), "using an axon device");
   TORCH_CHECK_INDEX(
       index >= 0 && index < count,
-      "[axon] invalid device index ", index, ": expected 0 <= index < ",
-      static_cast<int>(count), " (AXON_DEVICE_COUNT sets the number of devices)");
+      "[axon] invalid device index ", index, ": expected 0 <= index < ", count,
+      " (AXON_DEVICE_COUNT sets the number of devices)");
 }
 
 c10::DeviceIndex current_device() {

@@ -15,6 +15,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "ops/convolution.h"
 #include "ops/copy.h"
 #include "ops/generic_operators.h"
 #include "ops/random.h"
@@ -59,6 +60,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("random_.to", TORCH_FN(random_to_));
   m.impl("random_", TORCH_FN(random_));
   m.impl("native_dropout", TORCH_FN(native_dropout));
+
+  // Convolution: PyTorch sends out-of-tree backends to the overrideable ops.
+  m.impl("convolution_overrideable", TORCH_FN(convolution_overrideable));
+  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward_overrideable));
 
   // Everything else with an axon kernel: the generic stream kernel.
   for (const char* name : kGenericOperators) {

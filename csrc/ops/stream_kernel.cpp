@@ -354,8 +354,10 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   try {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     op.callBoxed(meta_stack);
-  } catch (const c10::NotImplementedError&) {
-    // No meta kernel: the output shape is only known by running the op.
+  } catch (const std::exception&) {
+    // The meta kernel is missing or cannot tell without the data (boolean
+    // masks, nonzero). Ask the CPU kernel itself, synchronously: it either
+    // computes the result or raises the same error the CPU would.
     run_synchronously(op, plan, stack, device, num_args);
     return;
   }

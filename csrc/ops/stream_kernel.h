@@ -11,8 +11,8 @@
 //  4. queue the CPU kernel on the stream, over CPU aliases of axon memory
 //     (the `.out` overload writing straight into the outputs when one
 //     exists), and return without waiting.
-// Operators without a meta kernel, or that return non-tensors (their result
-// depends on data), run synchronously instead: the stream is drained, the
+// Operators whose meta run fails (no meta kernel, data-dependent shapes), or
+// that return non-tensors, run synchronously instead: the stream is drained, the
 // CPU kernel runs on the caller's thread, fresh results are copied to axon.
 // Random operators draw from the axon generator (see core/generator.h).
 #pragma once

@@ -30,6 +30,13 @@ void submit_work(Driver& driver, axon_stream stream_handle, QueueItem item, Comp
                                                   ? std::string("a task failed (detail lost)")
                                                   : outcome->message);
   }
+  // An explicit wait is a synchronization point: it reports (once) what an
+  // earlier task on the stream left pending, as axon_stream_synchronize would.
+  if (completion == Completion::wait && scheduler.is_live_stream(stream) && stream->pending_error) {
+    std::string message = std::move(stream->pending_error->message);
+    stream->pending_error.reset();
+    throw DriverError(AXON_ERROR_TASK_FAILED, std::move(message));
+  }
 }
 
 }  // namespace axon::emulated

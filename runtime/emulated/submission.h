@@ -16,7 +16,8 @@ enum class Completion {
 // Validates the stream handle, queues `item` and, when the driver is
 // launch-blocking or `completion` says so, waits for it. A waited-for task's
 // failure is thrown (AXON_ERROR_TASK_FAILED) instead of becoming the stream's
-// pending error.
+// pending error; Completion::wait also throws (and clears) the stream's
+// pending error, like axon_stream_synchronize.
 void submit_work(Driver& driver, axon_stream stream, QueueItem item, Completion completion);
 
 }  // namespace axon::emulated

@@ -133,3 +133,14 @@ TEST(TaskFailure, WaitingFromInsideATaskIsRefusedInsteadOfDeadlocking) {
   EXPECT_EQ(inner, AXON_ERROR_INVALID_VALUE);
   EXPECT_TRUE(contains(inner_message, "deadlock")) << inner_message;
 }
+
+TEST(TaskFailure, SynchronousCopyReportsAnEarlierFailureOnce) {
+  ScopedStream stream(0);
+  axon_test::DeviceBuffer device(0, sizeof(int));
+  ASSERT_AXON_OK(axon_test::launch_failing(stream, AXON_ERROR_INVALID_VALUE, "before the copy"));
+  int result = 0;
+  EXPECT_AXON_STATUS(AXON_ERROR_TASK_FAILED, axon_memory_copy(&result, device.get(), sizeof result, stream));
+  EXPECT_TRUE(contains(axon_last_error_message(), "[axon_memory_copy] task failed")) << axon_last_error_message();
+  EXPECT_TRUE(contains(axon_last_error_message(), "before the copy")) << axon_last_error_message();
+  EXPECT_AXON_OK(axon_stream_synchronize(stream));
+}

@@ -23,7 +23,9 @@ typedef struct axon_device_properties {
   int memory_protected;       // 1 if host code cannot touch device memory
 } axon_device_properties;
 
-// Number of devices. Never fails before shutdown; 0 is a valid answer.
+// Number of devices. Never fails before shutdown, unless the driver itself
+// failed to initialize (e.g. malformed configuration), which every call then
+// reports with the same status and detail; 0 is a valid answer.
 axon_status axon_device_count(int* count);
 
 axon_status axon_device_get_properties(int device, axon_device_properties* properties);
@@ -32,7 +34,9 @@ axon_status axon_device_get_properties(int device, axon_device_properties* prope
 axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes);
 
 // Blocks until every stream of the device has drained. Returns the first task
-// failure recorded on any of its streams since they were last synchronized.
+// failure recorded on any of its streams since they were last synchronized
+// (including streams destroyed since) as AXON_ERROR_TASK_FAILED, and clears
+// the pending errors of all of them.
 axon_status axon_device_synchronize(int device);
 
 // Drains every stream, stops the worker threads and refuses further calls

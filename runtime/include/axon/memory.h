@@ -26,8 +26,9 @@ extern "C" {
 // capacity bytes. The memory content is unspecified.
 axon_status axon_memory_allocate(int device, size_t bytes, void** ptr);
 
-// Releases an allocation. The caller guarantees no pending task still uses it
-// (the caching allocator above synchronizes before returning memory).
+// Releases an allocation by its base address (interior pointers are refused).
+// The caller guarantees no pending task still uses it (the caching allocator
+// above synchronizes before returning memory). Freeing null is a no-op.
 // After shutdown, frees succeed without doing anything.
 axon_status axon_memory_free(void* ptr);
 
@@ -35,7 +36,9 @@ axon_status axon_memory_free(void* ptr);
 // AXON_ERROR_INVALID_POINTER if `ptr` is not device memory.
 axon_status axon_memory_pointer_device(const void* ptr, int* device);
 
-// Bytes currently allocated on the device through axon_memory_allocate.
+// Bytes currently allocated on the device through axon_memory_allocate, each
+// allocation counted at its reserved size (the request rounded up to the
+// driver's allocation granule, 256 bytes in the emulated driver).
 axon_status axon_memory_used(int device, size_t* bytes);
 
 // Host-accessible alias of device memory, for tasks executing on a stream.
@@ -49,6 +52,8 @@ axon_status axon_memory_host_view(const void* ptr, void** host_ptr);
 
 // Page-locked host memory: host code may use it freely, and asynchronous
 // copies to or from it do not stage through a bounce buffer.
+// axon_host_free takes the base address; freeing null is a no-op, and after
+// shutdown frees succeed without doing anything.
 axon_status axon_host_allocate(size_t bytes, void** ptr);
 axon_status axon_host_free(void* ptr);
 
@@ -64,10 +69,13 @@ axon_status axon_host_pointer_is_pinned(const void* ptr, int* pinned);
 //   the caller may reuse its buffer immediately;
 // - a copy TO host memory (pinned or pageable) is complete only once the
 //   stream has reached it: synchronize before reading the destination.
+// A range in device or pinned memory must lie inside one live allocation
+// (AXON_ERROR_INVALID_VALUE otherwise). `bytes` == 0 only validates `stream`.
 axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream);
 
 // axon_memory_copy_async followed by waiting for it (and everything queued
-// before it on `stream`) to finish.
+// before it on `stream`) to finish. Like axon_stream_synchronize, it returns
+// (once) the stream's pending task failure, after the copy has completed.
 axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream);
 
 // Sets `bytes` of device memory to `value`, queued on `stream`.

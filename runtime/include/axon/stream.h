@@ -10,11 +10,19 @@
 //
 // Errors: a task that fails does not stop its stream; the failure is kept as
 // the stream's pending error and returned (once) by the next
-// axon_stream_synchronize / axon_stream_query / axon_device_synchronize.
+// axon_stream_synchronize / axon_stream_query / axon_device_synchronize /
+// axon_memory_copy, as AXON_ERROR_TASK_FAILED whose detail names the stream,
+// the status the task returned and its message. Only the first failure since
+// the last report is kept.
 //
 // Launch blocking: when the driver runs in blocking mode (emulated driver:
 // AXON_LAUNCH_BLOCKING=1) every launch, copy and set waits for its completion
-// and returns the task's own failure directly.
+// and returns the task's own failure directly (AXON_ERROR_TASK_FAILED with
+// that task's detail) instead of leaving it pending.
+//
+// Blocking calls (synchronize, blocking copies, shutdown) made from inside a
+// running task would deadlock the device; they fail with
+// AXON_ERROR_INVALID_VALUE instead.
 //
 // Thread-safety: every call is thread-safe; any thread may submit to any
 // stream.
@@ -51,7 +59,8 @@ axon_status axon_stream_priority_range(int* least_urgent, int* most_urgent);
 axon_status axon_stream_create(int device, int priority, axon_stream* stream);
 
 // Waits for the stream's pending work, then destroys it. Refuses the default
-// stream with AXON_ERROR_INVALID_HANDLE.
+// stream with AXON_ERROR_INVALID_HANDLE. A pending task failure is not lost:
+// the next axon_device_synchronize reports it.
 axon_status axon_stream_destroy(axon_stream stream);
 
 // The device's default stream (never fails for a valid device).

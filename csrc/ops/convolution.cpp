@@ -1,0 +1,84 @@
+#include "ops/convolution.h"
+
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "core/stream.h"
+#include "ops/host_alias.h"
+#include "ops/stream_launch.h"
+
+namespace axon {
+namespace {
+
+at::Tensor meta_like(const at::Tensor& tensor) {
+  return at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options().device(c10::kMeta));
+}
+
+std::optional<at::Tensor> meta_like(const std::optional<at::Tensor>& tensor) {
+  if (!tensor.has_value() || !tensor->defined()) return std::nullopt;
+  return meta_like(*tensor);
+}
+
+at::Tensor allocate_like(const at::Tensor& meta, const c10::Device& device) {
+  if (!meta.defined()) return at::Tensor();
+  return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
+}
+
+void copy_if_defined(const at::Tensor& destination, const at::Tensor& source) {
+  if (destination.defined()) destination.copy_(source);
+}
+
+}  // namespace
+
+at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
+                                    c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                                    c10::IntArrayRef output_padding, int64_t groups) {
+  const c10::DeviceGuard guard(input.device());
+  // Shape and argument checks happen here, on the caller's thread.
+  const at::Tensor meta_output = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride,
+                                                 padding, dilation, transposed, output_padding, groups);
+  at::Tensor output = allocate_like(meta_output, input.device());
+  std::optional<at::Tensor> bias_alias;
+  if (bias.has_value() && bias->defined()) bias_alias = host_alias(*bias);
+  launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_overrideable",
+                   [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
+                    output_padding = output_padding.vec(), input_alias = host_alias(input),
+                    weight_alias = host_alias(weight), output_alias = host_alias(output)]() {
+                     output_alias.copy_(at::convolution(input_alias, weight_alias, bias_alias, stride, padding,
+                                                        dilation, transposed, output_padding, groups));
+                   });
+  return output;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
+    c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  const c10::DeviceGuard guard(input.device());
+  const std::vector<int64_t> bias_sizes{weight.size(transposed ? 1 : 0) * (transposed ? groups : 1)};
+  const auto [meta_input, meta_weight, meta_bias] =
+      at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride,
+                               padding, dilation, transposed, output_padding, groups, output_mask);
+  at::Tensor grad_input = allocate_like(meta_input, input.device());
+  at::Tensor grad_weight = allocate_like(meta_weight, input.device());
+  at::Tensor grad_bias = allocate_like(meta_bias, input.device());
+  launch_on_stream(
+      current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable",
+      [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
+       output_padding = output_padding.vec(), grad_output_alias = host_alias(grad_output),
+       input_alias = host_alias(input), weight_alias = host_alias(weight), grad_input_alias = host_alias(grad_input),
+       grad_weight_alias = host_alias(grad_weight), grad_bias_alias = host_alias(grad_bias)]() {
+        const auto [input_result, weight_result, bias_result] =
+            at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride, padding,
+                                     dilation, transposed, output_padding, groups, output_mask);
+        copy_if_defined(grad_input_alias, input_result);
+        copy_if_defined(grad_weight_alias, weight_result);
+        copy_if_defined(grad_bias_alias, bias_result);
+      });
+  return {grad_input, grad_weight, grad_bias};
+}
+
+}  // namespace axon

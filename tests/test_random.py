@@ -1,0 +1,104 @@
+"""The axon Philox generator: seeding, state, fork_rng, distributions."""
+
+import pytest
+import torch
+
+
+def test_manual_seed_reproduces_every_random_op():
+    def draw():
+        return [
+            torch.randn(1000, device="axon").cpu(),
+            torch.rand(1000, device="axon").cpu(),
+            torch.randint(0, 10, (1000,), device="axon").cpu(),
+            torch.empty(1000, device="axon").bernoulli_(0.3).cpu(),
+            torch.nn.functional.dropout(torch.ones(1000, device="axon"), 0.5).cpu(),
+            torch.multinomial(torch.ones(10, device="axon"), 5).cpu(),
+        ]
+
+    torch.manual_seed(1234)
+    first = draw()
+    torch.manual_seed(1234)
+    second = draw()
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+    torch.manual_seed(4321)
+    assert not torch.equal(draw()[0], first[0])
+
+
+def test_state_is_seed_and_offset():
+    torch.axon.manual_seed(7)
+    state = torch.axon.get_rng_state()
+    assert state.dtype == torch.uint8 and state.numel() == 16
+    seed, offset = state.view(torch.int64).tolist()
+    assert (seed, offset) == (7, 0)
+    torch.randn(10, device="axon")  # 10 elements: 5 Philox blocks
+    assert torch.axon.get_rng_state().view(torch.int64).tolist() == [7, 5]
+    assert torch.axon.initial_seed() == 7
+
+
+def test_set_rng_state_replays():
+    state = torch.axon.get_rng_state()
+    a = torch.randn(100, device="axon").cpu()
+    torch.axon.set_rng_state(state)
+    b = torch.randn(100, device="axon").cpu()
+    assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="16 bytes"):
+        torch.axon.set_rng_state(torch.zeros(3, dtype=torch.uint8))
+
+
+def test_fork_rng_restores_device_state():
+    torch.manual_seed(0)
+    before = torch.axon.get_rng_state()
+    with torch.random.fork_rng(devices=[0], device_type="axon"):
+        torch.randn(100, device="axon")
+    assert torch.equal(torch.axon.get_rng_state(), before)
+
+
+def test_devices_have_independent_generators():
+    torch.axon.manual_seed_all(3)
+    a = torch.randn(50, device="axon:0").cpu()
+    b = torch.randn(50, device="axon:1").cpu()
+    assert torch.equal(a, b)  # same seed, same offset
+    assert torch.axon.get_rng_state(0).view(torch.int64)[1] == torch.axon.get_rng_state(1).view(torch.int64)[1]
+
+
+def test_explicit_generator():
+    generator = torch.Generator(device="axon").manual_seed(99)
+    a = torch.randn(64, device="axon", generator=generator).cpu()
+    generator.manual_seed(99)
+    b = torch.randn(64, device="axon", generator=generator).cpu()
+    assert torch.equal(a, b)
+    with pytest.raises((RuntimeError, ValueError), match="generator"):
+        torch.randn(4, device="axon", generator=torch.Generator())
+
+
+def test_results_do_not_depend_on_layout():
+    torch.manual_seed(5)
+    contiguous = torch.empty(8, 16, device="axon").normal_().cpu()
+    torch.manual_seed(5)
+    transposed = torch.empty(16, 8, device="axon").t().normal_().cpu()
+    assert torch.equal(contiguous, transposed)
+
+
+def test_distributions_are_sane():
+    torch.manual_seed(0)
+    normal = torch.randn(200_000, dtype=torch.float64, device="axon").cpu()
+    assert abs(normal.mean().item()) < 0.01 and abs(normal.std().item() - 1) < 0.01
+    uniform = torch.empty(200_000, device="axon").uniform_(2, 5).cpu()
+    assert uniform.min().item() >= 2 and uniform.max().item() < 5 and abs(uniform.mean().item() - 3.5) < 0.01
+    coin = torch.empty(200_000, device="axon").bernoulli_(0.25).cpu()
+    assert abs(coin.mean().item() - 0.25) < 0.01
+    integers = torch.randint(3, 9, (200_000,), device="axon").cpu()
+    assert integers.min().item() == 3 and integers.max().item() == 8
+    half = torch.randn(1000, dtype=torch.bfloat16, device="axon")
+    assert half.dtype == torch.bfloat16 and torch.isfinite(half.float()).all()
+
+
+def test_invalid_arguments_raise():
+    x = torch.empty(10, device="axon")
+    with pytest.raises(RuntimeError, match="from=5.* > to=1"):
+        x.uniform_(5, 1)
+    with pytest.raises(RuntimeError, match="std >= 0"):
+        x.normal_(0, -1)
+    with pytest.raises(RuntimeError, match="p to be in"):
+        x.bernoulli_(1.5)
