@@ -34,7 +34,8 @@ class CMakeBuild(build_ext):
         ]
         subprocess.run(configure, check=True)
         jobs = os.environ.get("AXON_BUILD_JOBS", str(os.cpu_count() or 2))
-        subprocess.run(["cmake", "--build", str(build_dir), "-j", jobs], check=True)
+        subprocess.run(["cmake", "--build", str(build_dir), "-j", jobs, "--target", "axon_python_extension"],
+                       check=True)
         built = next((build_dir / "csrc").glob("_C*.so"))
         destination = pathlib.Path(self.get_ext_fullpath(ext.name))
         destination.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Sets up everything from a clean clone: system packages (GoogleTest, ccache,
+# ninja), a virtual environment in .venv with torch==2.13.0 (the CPU build on
+# this machine's disk), and torch_axon built in place. Safe to run again: each
+# step is skipped when already done, and rebuilds are incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+[ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
+command -v ccache >/dev/null || need_apt+=(ccache)
+command -v ninja >/dev/null || need_apt+=(ninja-build)
+command -v cmake >/dev/null || need_apt+=(cmake)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import torch, yaml, pytest, numpy; assert torch.__version__.startswith('2.13.0')" 2>/dev/null; then
+  echo "setup: installing torch==2.13.0 and test tools into .venv"
+  .venv/bin/pip install -q --upgrade pip setuptools wheel
+  .venv/bin/pip install -q "torch==2.13.0" pyyaml pytest numpy
+fi
+
+echo "setup: building torch_axon"
+.venv/bin/pip install -q --no-build-isolation --no-deps -e .
+echo "setup: done"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Every test: set up, build and run the runtime's C++ suite (CTest), then the
+# Python suite (pytest), including under AXON_LAUNCH_BLOCKING=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+echo "== runtime (C++, GoogleTest) =="
+cmake -S . -B build -G Ninja -DAXON_BUILD_TESTS=ON >/dev/null
+cmake --build build -j "${AXON_BUILD_JOBS:-2}"
+ctest --test-dir build --output-on-failure -j 2
+
+echo "== torch_axon (Python) =="
+.venv/bin/python -m pytest tests -q "$@"
+
+echo "== torch_axon under AXON_LAUNCH_BLOCKING=1 =="
+AXON_LAUNCH_BLOCKING=1 .venv/bin/python -m pytest tests/test_operators.py tests/test_random.py -q "$@"
+
+echo "== main job (short) =="
+.venv/bin/python examples/train.py --steps 10
