@@ -20,7 +20,11 @@ at::Tensor host_alias(const at::Tensor& tensor) {
   void* host_data = nullptr;
   AXON_CHECK(axon_memory_host_view(device_data, &host_data), "mapping device memory for a kernel");
   char* first_element = static_cast<char*>(host_data) + tensor.storage_offset() * tensor.element_size();
-  return at::from_blob(first_element, tensor.sizes(), tensor.strides(), options);
+  at::Tensor alias = at::from_blob(first_element, tensor.sizes(), tensor.strides(), options);
+  // Lazy conjugation / negation are flags on the tensor, not in the bytes.
+  alias._set_conj(tensor.is_conj());
+  alias._set_neg(tensor.is_neg());
+  return alias;
 }
 
 c10::IValue host_alias_ivalue(const c10::IValue& value) {

@@ -4,162 +4,17 @@
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/empty_strided.h>
 
-#include <mutex>
-#include <unordered_map>
-#include <unordered_set>
-
 #include "core/check.h"
 #include "core/generator.h"
 #include "core/stream.h"
+#include "ops/argument_tensors.h"
 #include "ops/host_alias.h"
+#include "ops/operator_plan.h"
+#include "ops/shape_inference.h"
 #include "ops/stream_launch.h"
 
 namespace axon {
 namespace {
-
-enum class Strategy {
-  kOutVariant,   // functional op: CPU `.out` overload writes into fresh outputs
-  kInPlace,      // every return aliases a mutable argument (in-place, out=)
-  kCopyBack,     // CPU op runs on the stream, fresh results copied to outputs
-  kSynchronous,  // shape or result depends on data: drain stream, run now
-};
-
-struct OperatorPlan {
-  std::string name;
-  Strategy strategy = Strategy::kCopyBack;
-  std::optional<c10::OperatorHandle> out_operator;
-  // For each return: the argument it aliases (in-place / out=), or -1.
-  std::vector<int> return_argument;
-  int generator_argument = -1;
-  // Set when the op cannot run through this kernel at all (view results).
-  std::string unsupported_reason;
-};
-
-bool is_tensor_type(const c10::TypePtr& type) {
-  return type->kind() == c10::TypeKind::TensorType ||
-      (type->kind() == c10::TypeKind::ListType &&
-       type->containedType(0)->kind() == c10::TypeKind::TensorType);
-}
-
-// Operators whose output size depends on the input values.
-bool has_data_dependent_output(const std::string& name) {
-  static const std::unordered_set<std::string> names = {
-      "aten::nonzero", "aten::masked_select", "aten::_unique", "aten::_unique2",
-      "aten::unique_dim", "aten::unique_consecutive", "aten::unique_dim_consecutive",
-      "aten::repeat_interleave", "aten::bincount",
-  };
-  return names.count(name) > 0;
-}
-
-// The `.out` overload of a functional op: same leading arguments, then one
-// kwarg-only mutable tensor argument per return.
-std::optional<c10::OperatorHandle> find_out_operator(const c10::FunctionSchema& functional) {
-  auto& dispatcher = c10::Dispatcher::singleton();
-  static const auto all_names = dispatcher.getAllOpNames();
-  const auto& args = functional.arguments();
-  const auto& returns = functional.returns();
-  for (const auto& candidate_name : all_names) {
-    if (candidate_name.name != functional.name() || candidate_name.overload_name == functional.overload_name()) {
-      continue;
-    }
-    auto candidate = dispatcher.findSchema(candidate_name);
-    if (!candidate.has_value()) {
-      continue;
-    }
-    const auto& candidate_args = candidate->schema().arguments();
-    if (candidate_args.size() != args.size() + returns.size()) {
-      continue;
-    }
-    bool matches = true;
-    for (size_t i = 0; i < args.size() && matches; ++i) {
-      matches = candidate_args[i].name() == args[i].name() && *candidate_args[i].type() == *args[i].type();
-    }
-    for (size_t i = 0; i < returns.size() && matches; ++i) {
-      const auto& out = candidate_args[args.size() + i];
-      matches = out.is_out() && *out.type() == *returns[i].type();
-    }
-    if (matches) {
-      return candidate;
-    }
-  }
-  return std::nullopt;
-}
-
-OperatorPlan make_plan(const c10::OperatorHandle& op) {
-  const auto& schema = op.schema();
-  OperatorPlan plan;
-  plan.name = schema.name();
-  if (!schema.overload_name().empty()) {
-    plan.name += "." + schema.overload_name();
-  }
-  const auto& args = schema.arguments();
-  bool has_mutable_argument = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].alias_info() != nullptr && args[i].alias_info()->isWrite()) {
-      has_mutable_argument = true;
-    }
-    if (args[i].type()->kind() == c10::TypeKind::OptionalType &&
-        args[i].type()->containedType(0)->kind() == c10::TypeKind::GeneratorType) {
-      plan.generator_argument = static_cast<int>(i);
-    }
-  }
-  bool fresh_tensor_returns = false;
-  bool non_tensor_returns = false;
-  for (const auto& ret : schema.returns()) {
-    int aliased = -1;
-    if (ret.alias_info() != nullptr) {
-      if (!ret.alias_info()->isWrite()) {
-        plan.unsupported_reason = "it returns a view of its input (views need a dedicated kernel)";
-      }
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i].alias_info() != nullptr && args[i].alias_info()->beforeSets() == ret.alias_info()->beforeSets()) {
-          aliased = static_cast<int>(i);
-        }
-      }
-    } else if (is_tensor_type(ret.type())) {
-      fresh_tensor_returns = true;
-    } else {
-      non_tensor_returns = true;
-    }
-    plan.return_argument.push_back(aliased);
-  }
-  if (non_tensor_returns || has_data_dependent_output(schema.name())) {
-    plan.strategy = Strategy::kSynchronous;
-  } else if (!fresh_tensor_returns) {
-    plan.strategy = Strategy::kInPlace;
-  } else if (!has_mutable_argument && (plan.out_operator = find_out_operator(schema)).has_value()) {
-    plan.strategy = Strategy::kOutVariant;
-  } else {
-    plan.strategy = Strategy::kCopyBack;
-  }
-  return plan;
-}
-
-const OperatorPlan& plan_for(const c10::OperatorHandle& op) {
-  static std::mutex mutex;
-  static std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<OperatorPlan>> plans;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = plans[&op.schema()];
-  if (!slot) {
-    slot = std::make_unique<OperatorPlan>(make_plan(op));
-  }
-  return *slot;
-}
-
-// ---- argument inspection --------------------------------------------------
-
-template <typename F>
-void for_each_tensor(const c10::IValue& value, F&& visit) {
-  if (value.isTensor()) {
-    visit(value.toTensor());
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& tensor : value.toTensorList()) visit(tensor);
-  } else if (value.isOptionalTensorList()) {
-    for (const std::optional<at::Tensor>& tensor : value.toOptionalTensorList()) {
-      if (tensor.has_value()) visit(*tensor);
-    }
-  }
-}
 
 // The single axon device of the call; throws on mixed devices.
 c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
@@ -184,33 +39,6 @@ c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> a
               "Expected all tensors to be on the same device, but found at least two devices, ",
               *device, " and ", *offending, "! (in ", plan.name, " on axon)");
   return *device;
-}
-
-at::Tensor to_meta(const at::Tensor& tensor) {
-  if (!tensor.defined() || !tensor.is_privateuseone()) {
-    return tensor;
-  }
-  return at::empty_strided(tensor.sizes(), tensor.strides(),
-                           tensor.options().device(c10::kMeta).requires_grad(false));
-}
-
-c10::IValue to_meta_ivalue(const c10::IValue& value) {
-  if (value.isTensor()) {
-    return to_meta(value.toTensor());
-  }
-  if (value.isTensorList()) {
-    c10::List<at::Tensor> list;
-    for (const at::Tensor& tensor : value.toTensorList()) list.push_back(to_meta(tensor));
-    return list;
-  }
-  if (value.isOptionalTensorList()) {
-    c10::List<std::optional<at::Tensor>> list;
-    for (const std::optional<at::Tensor>& tensor : value.toOptionalTensorList()) {
-      list.push_back(tensor.has_value() ? std::optional<at::Tensor>(to_meta(*tensor)) : std::nullopt);
-    }
-    return list;
-  }
-  return value;
 }
 
 at::Tensor allocate_like_meta(const at::Tensor& meta, c10::Device device) {
@@ -346,18 +174,9 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
 
-  // Meta run: validates the call on this thread and gives output shapes.
-  torch::jit::Stack meta_stack;
-  meta_stack.reserve(num_args);
-  for (const auto& arg : args) meta_stack.push_back(to_meta_ivalue(arg));
-  torch::jit::Stack meta_args_after = meta_stack;  // same tensors, seen after resizes
-  try {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.callBoxed(meta_stack);
-  } catch (const std::exception&) {
-    // The meta kernel is missing or cannot tell without the data (boolean
-    // masks, nonzero). Ask the CPU kernel itself, synchronously: it either
-    // computes the result or raises the same error the CPU would.
+  // Validates the call on this thread and gives the outputs' shapes.
+  const auto outcome = infer_outputs(op, plan, args);
+  if (outcome->needs_data) {
     run_synchronously(op, plan, stack, device, num_args);
     return;
   }
@@ -367,12 +186,11 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   results.reserve(plan.return_argument.size());
   for (size_t i = 0; i < plan.return_argument.size(); ++i) {
     const int aliased = plan.return_argument[i];
-    results.push_back(aliased >= 0 ? args[aliased] : allocate_like_meta_ivalue(meta_stack[i], device));
+    results.push_back(aliased >= 0 ? args[aliased] : allocate_like_meta_ivalue(outcome->returns[i], device));
   }
   for (size_t i = 0; i < num_args; ++i) {
-    const auto& argument = op.schema().arguments()[i];
-    if (argument.alias_info() != nullptr && argument.alias_info()->isWrite()) {
-      resize_like_meta(args[i], meta_args_after[i]);
+    if (plan.argument_is_mutable[i]) {
+      resize_like_meta(args[i], outcome->arguments_after[i]);
     }
   }
 

@@ -1,0 +1,124 @@
+#include "ops/operator_plan.h"
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace axon {
+namespace {
+
+bool is_tensor_type(const c10::TypePtr& type) {
+  return type->kind() == c10::TypeKind::TensorType ||
+      (type->kind() == c10::TypeKind::ListType &&
+       type->containedType(0)->kind() == c10::TypeKind::TensorType);
+}
+
+// Operators whose output size depends on the input values.
+bool has_data_dependent_output(const std::string& name) {
+  static const std::unordered_set<std::string> names = {
+      "aten::nonzero", "aten::masked_select", "aten::_unique", "aten::_unique2",
+      "aten::unique_dim", "aten::unique_consecutive", "aten::unique_dim_consecutive",
+      "aten::repeat_interleave", "aten::bincount",
+  };
+  return names.count(name) > 0;
+}
+
+// The `.out` overload of a functional op: same leading arguments, then one
+// kwarg-only mutable tensor argument per return.
+std::optional<c10::OperatorHandle> find_out_operator(const c10::FunctionSchema& functional) {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  static const auto all_names = dispatcher.getAllOpNames();
+  const auto& args = functional.arguments();
+  const auto& returns = functional.returns();
+  for (const auto& candidate_name : all_names) {
+    if (candidate_name.name != functional.name() || candidate_name.overload_name == functional.overload_name()) {
+      continue;
+    }
+    auto candidate = dispatcher.findSchema(candidate_name);
+    if (!candidate.has_value()) {
+      continue;
+    }
+    const auto& candidate_args = candidate->schema().arguments();
+    if (candidate_args.size() != args.size() + returns.size()) {
+      continue;
+    }
+    bool matches = true;
+    for (size_t i = 0; i < args.size() && matches; ++i) {
+      matches = candidate_args[i].name() == args[i].name() && *candidate_args[i].type() == *args[i].type();
+    }
+    for (size_t i = 0; i < returns.size() && matches; ++i) {
+      const auto& out = candidate_args[args.size() + i];
+      matches = out.is_out() && *out.type() == *returns[i].type();
+    }
+    if (matches) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+OperatorPlan make_plan(const c10::OperatorHandle& op) {
+  const auto& schema = op.schema();
+  OperatorPlan plan;
+  plan.name = schema.name();
+  if (!schema.overload_name().empty()) {
+    plan.name += "." + schema.overload_name();
+  }
+  const auto& args = schema.arguments();
+  bool has_mutable_argument = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool is_mutable = args[i].alias_info() != nullptr && args[i].alias_info()->isWrite();
+    plan.argument_is_mutable.push_back(is_mutable);
+    has_mutable_argument = has_mutable_argument || is_mutable;
+    if (args[i].type()->kind() == c10::TypeKind::OptionalType &&
+        args[i].type()->containedType(0)->kind() == c10::TypeKind::GeneratorType) {
+      plan.generator_argument = static_cast<int>(i);
+    }
+  }
+  bool fresh_tensor_returns = false;
+  bool non_tensor_returns = false;
+  for (const auto& ret : schema.returns()) {
+    int aliased = -1;
+    if (ret.alias_info() != nullptr) {
+      if (!ret.alias_info()->isWrite()) {
+        plan.unsupported_reason = "it returns a view of its input (views need a dedicated kernel)";
+      }
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i].alias_info() != nullptr && args[i].alias_info()->beforeSets() == ret.alias_info()->beforeSets()) {
+          aliased = static_cast<int>(i);
+        }
+      }
+    } else if (is_tensor_type(ret.type())) {
+      fresh_tensor_returns = true;
+    } else {
+      non_tensor_returns = true;
+    }
+    plan.return_argument.push_back(aliased);
+  }
+  if (non_tensor_returns || has_data_dependent_output(schema.name())) {
+    plan.strategy = Strategy::kSynchronous;
+  } else if (!fresh_tensor_returns) {
+    plan.strategy = Strategy::kInPlace;
+  } else if (!has_mutable_argument && (plan.out_operator = find_out_operator(schema)).has_value()) {
+    plan.strategy = Strategy::kOutVariant;
+  } else {
+    plan.strategy = Strategy::kCopyBack;
+  }
+  return plan;
+}
+
+}  // namespace
+
+const OperatorPlan& plan_for(const c10::OperatorHandle& op) {
+  static std::mutex mutex;
+  static std::unordered_map<const c10::FunctionSchema*, std::unique_ptr<OperatorPlan>> plans;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = plans[&op.schema()];
+  if (!slot) {
+    slot = std::make_unique<OperatorPlan>(make_plan(op));
+  }
+  return *slot;
+}
+
+}  // namespace axon

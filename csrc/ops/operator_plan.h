@@ -1,0 +1,37 @@
+// How the generic kernel executes one operator, decided once per operator
+// from its schema: which returns alias which arguments, whether a CPU `.out`
+// overload can write straight into freshly allocated outputs, whether the
+// result depends on data, and which argument is a random generator.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace axon {
+
+enum class Strategy {
+  kOutVariant,   // functional op: CPU `.out` overload writes into fresh outputs
+  kInPlace,      // every return aliases a mutable argument (in-place, out=)
+  kCopyBack,     // CPU op runs on the stream, fresh results copied to outputs
+  kSynchronous,  // shape or result depends on data: drain stream, run now
+};
+
+struct OperatorPlan {
+  std::string name;  // "aten::add.Tensor"
+  Strategy strategy = Strategy::kCopyBack;
+  std::optional<c10::OperatorHandle> out_operator;
+  // For each return: the argument it aliases (in-place / out=), or -1.
+  std::vector<int> return_argument;
+  std::vector<bool> argument_is_mutable;
+  int generator_argument = -1;
+  // Set when the op cannot run through the generic kernel (view results).
+  std::string unsupported_reason;
+};
+
+// The plan of `op`, computed on first use and cached (thread-safe).
+const OperatorPlan& plan_for(const c10::OperatorHandle& op);
+
+}  // namespace axon

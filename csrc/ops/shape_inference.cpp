@@ -1,0 +1,202 @@
+#include "ops/shape_inference.h"
+
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/ops/empty_strided.h>
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace axon {
+namespace {
+
+at::Tensor to_meta(const at::Tensor& tensor) {
+  if (!tensor.defined() || !tensor.is_privateuseone()) {
+    return tensor;
+  }
+  at::Tensor meta = at::empty_strided(tensor.sizes(), tensor.strides(),
+                                      tensor.options().device(c10::kMeta).requires_grad(false));
+  meta._set_conj(tensor.is_conj());
+  meta._set_neg(tensor.is_neg());
+  return meta;
+}
+
+c10::IValue to_meta_ivalue(const c10::IValue& value) {
+  if (value.isTensor()) {
+    return to_meta(value.toTensor());
+  }
+  if (value.isTensorList()) {
+    c10::List<at::Tensor> list;
+    for (const at::Tensor& tensor : value.toTensorList()) list.push_back(to_meta(tensor));
+    return list;
+  }
+  if (value.isOptionalTensorList()) {
+    c10::List<std::optional<at::Tensor>> list;
+    for (const std::optional<at::Tensor>& tensor : value.toOptionalTensorList()) {
+      list.push_back(tensor.has_value() ? std::optional<at::Tensor>(to_meta(*tensor)) : std::nullopt);
+    }
+    return list;
+  }
+  return value;
+}
+
+// ---- cache key ------------------------------------------------------------
+
+// Everything a meta kernel can see, flattened into integers. Building fails
+// (returns false) for argument kinds we do not know how to describe, and
+// those calls are simply not cached.
+class KeyBuilder {
+ public:
+  explicit KeyBuilder(const c10::OperatorHandle& op) {
+    words_.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(&op.schema())));
+  }
+
+  bool add(const c10::IValue& value) {
+    if (value.isNone()) return word(0);
+    if (value.isTensor()) return tensor(value.toTensor());
+    if (value.isInt()) return word(2) && word(value.toInt());
+    if (value.isDouble()) return word(3) && real(value.toDouble());
+    if (value.isBool()) return word(4) && word(value.toBool());
+    if (value.isComplexDouble()) {
+      const auto number = value.toComplexDouble();
+      return word(5) && real(number.real()) && real(number.imag());
+    }
+    if (value.isIntList()) {
+      const auto list = value.toIntList();
+      word(6) && word(static_cast<int64_t>(list.size()));
+      for (const int64_t item : list) word(item);
+      return true;
+    }
+    if (value.isDoubleList()) {
+      const auto list = value.toDoubleList();
+      word(7) && word(static_cast<int64_t>(list.size()));
+      for (const double item : list) real(item);
+      return true;
+    }
+    if (value.isBoolList()) {
+      const auto list = value.toBoolList();
+      word(8) && word(static_cast<int64_t>(list.size()));
+      for (const bool item : list) word(item);
+      return true;
+    }
+    if (value.isTensorList()) {
+      const auto list = value.toTensorList();
+      word(9) && word(static_cast<int64_t>(list.size()));
+      for (const at::Tensor& item : list) tensor(item);
+      return true;
+    }
+    if (value.isOptionalTensorList()) {
+      const auto list = value.toOptionalTensorList();
+      word(10) && word(static_cast<int64_t>(list.size()));
+      for (const std::optional<at::Tensor>& item : list) {
+        item.has_value() ? tensor(*item) : word(0);
+      }
+      return true;
+    }
+    if (value.isString()) {
+      const auto& text = value.toStringRef();
+      word(11) && word(static_cast<int64_t>(text.size()));
+      for (const char character : text) word(character);
+      return true;
+    }
+    if (value.isDevice()) {
+      return word(12) && word(static_cast<int64_t>(value.toDevice().type())) && word(value.toDevice().index());
+    }
+    if (value.isGenerator()) return word(13);  // random state never affects shapes
+    return false;
+  }
+
+  const std::vector<int64_t>& words() const {
+    return words_;
+  }
+
+ private:
+  bool word(int64_t value) {
+    words_.push_back(value);
+    return true;
+  }
+
+  bool real(double value) {
+    int64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(bits));
+    return word(bits);
+  }
+
+  bool tensor(const at::Tensor& value) {
+    if (!value.defined()) return word(0);
+    word(1);
+    word(static_cast<int64_t>(value.scalar_type()));
+    word(static_cast<int64_t>(value.device().type()));
+    word(value.unsafeGetTensorImpl()->is_wrapped_number());
+    word(value.is_conj() | (value.is_neg() << 1));
+    word(value.dim());
+    for (const int64_t size : value.sizes()) word(size);
+    for (const int64_t stride : value.strides()) word(stride);
+    return true;
+  }
+
+  std::vector<int64_t> words_;
+};
+
+struct KeyHash {
+  size_t operator()(const std::vector<int64_t>& key) const {
+    uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the words
+    for (const int64_t word : key) {
+      hash ^= static_cast<uint64_t>(word);
+      hash *= 1099511628211ULL;
+    }
+    return static_cast<size_t>(hash);
+  }
+};
+
+// Bounded: a program with unboundedly many call shapes just refills it.
+constexpr size_t kMaxCachedOutcomes = 1 << 14;
+
+std::mutex cache_mutex;
+std::unordered_map<std::vector<int64_t>, std::shared_ptr<const MetaOutcome>, KeyHash> cache;
+
+std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  auto outcome = std::make_shared<MetaOutcome>();
+  torch::jit::Stack stack;
+  stack.reserve(args.size());
+  for (const auto& arg : args) stack.push_back(to_meta_ivalue(arg));
+  outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
+  try {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    op.callBoxed(stack);
+  } catch (const std::exception&) {
+    // The meta kernel is missing or cannot tell without the data (boolean
+    // masks, nonzero): the caller asks the CPU kernel itself, which either
+    // computes the result or raises the same error the CPU would.
+    outcome->needs_data = true;
+    outcome->arguments_after.clear();
+    return outcome;
+  }
+  outcome->returns = std::move(stack);
+  return outcome;
+}
+
+}  // namespace
+
+std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
+                                                 c10::ArrayRef<c10::IValue> args) {
+  KeyBuilder key(op);
+  bool cacheable = true;
+  for (const auto& arg : args) {
+    cacheable = cacheable && key.add(arg);
+  }
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto hit = cache.find(key.words());
+    if (hit != cache.end()) return hit->second;
+  }
+  auto outcome = run_meta(op, args);
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (cache.size() >= kMaxCachedOutcomes) cache.clear();
+    cache.emplace(key.words(), outcome);
+  }
+  return outcome;
+}
+
+}  // namespace axon

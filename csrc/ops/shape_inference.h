@@ -1,0 +1,33 @@
+// Output shapes of the generic kernel, from the operator's meta kernel.
+//
+// Running an operator on meta tensors validates the call (raising the same
+// shape and dtype errors as the CPU) and yields its outputs' sizes, strides
+// and dtypes, but costs tens of microseconds, most of it in PyTorch's Python
+// meta registrations. The result depends only on the arguments' metadata and
+// non-tensor values, never on tensor contents, so it is cached under exactly
+// that key: a training loop pays for each distinct call shape once.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <memory>
+#include <vector>
+
+#include "ops/operator_plan.h"
+
+namespace axon {
+
+struct MetaOutcome {
+  // The meta run failed (no meta kernel, or the shape depends on data): the
+  // operator must run synchronously on real data.
+  bool needs_data = false;
+  std::vector<c10::IValue> returns;         // meta tensors (or lists) per return
+  std::vector<c10::IValue> arguments_after;  // meta twin of each argument after the run
+};
+
+// Meta outcome for calling `op` with `args` (axon tensors, CPU scalars, ...).
+// Shape/dtype errors propagate as exceptions and are not cached.
+std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
+                                                 c10::ArrayRef<c10::IValue> args);
+
+}  // namespace axon
