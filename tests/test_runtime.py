@@ -69,3 +69,27 @@ def test_malformed_configuration_is_reported_not_crashed():
     lines = result.stdout.split("\n")
     assert lines[0] == "False"
     assert lines[1].endswith("True")
+
+
+def test_forked_child_cannot_use_devices():
+    result = run_python(
+        """
+        import os, torch
+        x = torch.ones(4, device="axon")
+        pid = os.fork()
+        if pid == 0:
+            ok = torch.axon._is_in_bad_fork()
+            try:
+                x + 1
+            except RuntimeError as error:
+                ok = ok and "forked" in str(error) and "spawn" in str(error)
+            else:
+                ok = False
+            del x  # dropping inherited tensors is allowed
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), torch.axon._is_in_bad_fork(), (x + 1).sum().item())
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "False", "8.0"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +49,22 @@ def _lazy_init() -> None:
     pass
 
 
+_in_bad_fork = False
+
+
+def _mark_bad_fork() -> None:
+    global _in_bad_fork
+    _in_bad_fork = True
+
+
+# The driver starts when torch_axon loads; a forked child gets a copy of its
+# state but none of its worker threads, so the driver refuses it every call.
+os.register_at_fork(after_in_child=_mark_bad_fork)
+
+
 def _is_in_bad_fork() -> bool:
-    # Each process owns its own emulated devices: a forked child starts with
-    # a copy of the driver state but no worker threads, so refuse to use it.
-    return False
+    """True in a child forked after the axon runtime started (use 'spawn' instead)."""
+    return _in_bad_fork
 
 
 def current_device() -> int:

@@ -2,12 +2,23 @@
 
 #include "driver.h"
 
+#include <pthread.h>
+
 #include "driver_error.h"
 
 namespace axon::emulated {
 namespace {
 
 std::atomic<bool> shut_down_flag{false};
+std::atomic<bool> forked_child_flag{false};
+
+// A child forked from a process whose driver started has the parent's device
+// mappings but none of its worker threads, and possibly locks held by threads
+// that no longer exist: it must not touch the devices (as CUDA refuses too).
+void refuse_devices_in_forked_child() {
+  forked_child_flag.store(true, std::memory_order_release);
+  shut_down_flag.store(true, std::memory_order_release);
+}
 
 }  // namespace
 
@@ -21,6 +32,7 @@ Driver::Driver() {
           std::make_unique<DeviceArena>(device, config_.device_memory, config_.memory_protect));
     }
     scheduler_ = std::make_unique<Scheduler>(config_.device_count);
+    pthread_atfork(nullptr, nullptr, &refuse_devices_in_forked_child);
   } catch (const DriverError& error) {
     initialization_status_ = error.status();
     initialization_message_ = error.what();
@@ -46,6 +58,12 @@ Driver& Driver::running() {
   Driver& driver = instance();
   if (driver.initialization_status_ != AXON_SUCCESS) {
     throw DriverError(driver.initialization_status_, driver.initialization_message_);
+  }
+  if (forked_child_flag.load(std::memory_order_acquire)) {
+    fail(AXON_ERROR_SHUT_DOWN,
+         "this process was forked from one that had started the axon runtime; a forked child cannot use the "
+         "parent's devices (start subprocesses with the 'spawn' method, e.g. "
+         "torch.multiprocessing.set_start_method('spawn'))");
   }
   if (shut_down_flag.load(std::memory_order_acquire)) {
     fail(AXON_ERROR_SHUT_DOWN, "the runtime has been shut down (axon_runtime_shutdown); no more calls are accepted");

@@ -44,7 +44,11 @@ axon_status axon_device_synchronize(int device);
 // that owners destroyed late (e.g. at interpreter exit) do not fail. Idempotent.
 axon_status axon_runtime_shutdown(void);
 
-// 1 after axon_runtime_shutdown(), else 0.
+// 1 after axon_runtime_shutdown(), else 0. A process forked from one whose
+// driver had started also counts as shut down: the child has none of the
+// parent's worker threads, so every call there fails with
+// AXON_ERROR_SHUT_DOWN (frees succeed silently), as CUDA refuses forked
+// children too.
 int axon_runtime_is_shut_down(void);
 
 #ifdef __cplusplus
