@@ -5,6 +5,7 @@
 #include <ATen/ops/from_blob.h>
 
 #include "core/check.h"
+#include "ops/argument_tensors.h"
 
 namespace axon {
 
@@ -28,28 +29,7 @@ at::Tensor host_alias(const at::Tensor& tensor) {
 }
 
 c10::IValue host_alias_ivalue(const c10::IValue& value) {
-  if (value.isTensor()) {
-    return host_alias(value.toTensor());
-  }
-  if (value.isTensorList()) {
-    auto list = value.toTensorList();
-    c10::List<at::Tensor> aliases;
-    aliases.reserve(list.size());
-    for (const at::Tensor& tensor : list) {
-      aliases.push_back(host_alias(tensor));
-    }
-    return aliases;
-  }
-  if (value.isOptionalTensorList()) {
-    auto list = value.toOptionalTensorList();
-    c10::List<std::optional<at::Tensor>> aliases;
-    aliases.reserve(list.size());
-    for (const std::optional<at::Tensor>& tensor : list) {
-      aliases.push_back(tensor.has_value() ? std::optional<at::Tensor>(host_alias(*tensor)) : std::nullopt);
-    }
-    return aliases;
-  }
-  return value;
+  return map_tensors(value, host_alias);
 }
 
 }  // namespace axon

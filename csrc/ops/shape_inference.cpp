@@ -7,6 +7,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ops/argument_tensors.h"
+
 namespace axon {
 namespace {
 
@@ -19,25 +21,6 @@ at::Tensor to_meta(const at::Tensor& tensor) {
   meta._set_conj(tensor.is_conj());
   meta._set_neg(tensor.is_neg());
   return meta;
-}
-
-c10::IValue to_meta_ivalue(const c10::IValue& value) {
-  if (value.isTensor()) {
-    return to_meta(value.toTensor());
-  }
-  if (value.isTensorList()) {
-    c10::List<at::Tensor> list;
-    for (const at::Tensor& tensor : value.toTensorList()) list.push_back(to_meta(tensor));
-    return list;
-  }
-  if (value.isOptionalTensorList()) {
-    c10::List<std::optional<at::Tensor>> list;
-    for (const std::optional<at::Tensor>& tensor : value.toOptionalTensorList()) {
-      list.push_back(tensor.has_value() ? std::optional<at::Tensor>(to_meta(*tensor)) : std::nullopt);
-    }
-    return list;
-  }
-  return value;
 }
 
 // ---- cache key ------------------------------------------------------------
@@ -159,7 +142,7 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, c10::
   auto outcome = std::make_shared<MetaOutcome>();
   torch::jit::Stack stack;
   stack.reserve(args.size());
-  for (const auto& arg : args) stack.push_back(to_meta_ivalue(arg));
+  for (const auto& arg : args) stack.push_back(map_tensors(arg, to_meta));
   outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
   try {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
