@@ -86,9 +86,3 @@ def test_mixing_devices_in_one_op_is_an_error():
         a + torch.ones(3)
     # 0-dim CPU tensors are scalars, accepted as on CUDA.
     assert torch.equal((a + torch.tensor(2.0)).cpu(), torch.full((3,), 3.0))
-
-
-def test_unsupported_operator_names_itself():
-    x = torch.ones(2, 2, device="axon")
-    with pytest.raises(NotImplementedError, match="aten::.*has no axon kernel"):
-        torch.ops.aten._fft_r2c(x, [0], 0, True)

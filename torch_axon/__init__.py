@@ -27,6 +27,7 @@ from .device import (
     _is_in_bad_fork,
     _lazy_init,
 )
+from .fallback import fallback_mode, fallback_ops, reset_fallback_ops
 from .memory import (
     empty_cache,
     get_memory_info,
@@ -64,11 +65,11 @@ from .runtime import is_launch_blocking, shutdown
 
 __all__ = [
     "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_stream", "device",
-    "device_count", "device_of", "empty_cache", "get_amp_supported_dtype", "get_device_capability",
+    "device_count", "device_of", "empty_cache", "fallback_mode", "fallback_ops", "get_amp_supported_dtype", "get_device_capability",
     "get_device_name", "get_device_properties", "get_memory_info", "get_rng_state", "get_rng_state_all",
     "init", "initial_seed", "is_available", "is_initialized", "is_launch_blocking", "manual_seed",
     "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
-    "memory_reserved", "memory_stats", "memory_summary", "reset_accumulated_memory_stats",
+    "memory_reserved", "memory_stats", "memory_summary", "reset_accumulated_memory_stats", "reset_fallback_ops",
     "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_rng_state", "set_rng_state_all",
     "set_stream", "shutdown", "stream", "synchronize",
 ]

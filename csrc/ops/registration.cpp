@@ -6,7 +6,7 @@
 // generator. Everything in kGenericOperators runs through stream_kernel
 // (stream_kernel.h). Operators that decompose through PyTorch
 // (CompositeImplicitAutograd / CompositeExplicitAutograd) need no entry.
-// Anything else reaches unsupported_operator and fails with its name.
+// Anything else reaches cpu_fallback (cpu_fallback.h).
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
@@ -17,12 +17,12 @@
 
 #include "ops/convolution.h"
 #include "ops/copy.h"
+#include "ops/cpu_fallback.h"
 #include "ops/generic_operators.h"
 #include "ops/random.h"
 #include "ops/stream_kernel.h"
 #include "ops/tensor_factories.h"
 #include "ops/tensor_storage.h"
-#include "ops/unsupported.h"
 
 namespace axon {
 
@@ -71,9 +71,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
-// Operators without any axon kernel fail loudly, naming themselves.
+// Operators without any axon kernel run on the CPU with a warning, or fail
+// under AXON_FALLBACK=error (cpu_fallback.h).
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&unsupported_operator>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
 
 }  // namespace axon

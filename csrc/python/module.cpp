@@ -14,6 +14,7 @@
 #include "core/device.h"
 #include "core/generator.h"
 #include "core/stream.h"
+#include "ops/cpu_fallback.h"
 #include "python/testing.h"
 
 namespace py = pybind11;
@@ -117,6 +118,10 @@ PYBIND11_MODULE(_C, m) {
                                        c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)),
                                        stream_id));
   });
+
+  m.def("_fallback_counts", &fallback_counts);
+  m.def("_reset_fallback_counts", &reset_fallback_counts);
+  m.def("_fallback_mode", &fallback_mode);
 
   m.def("_get_rng_state", &get_rng_state);
   m.def("_set_rng_state", [](int device, const std::string& state) {
