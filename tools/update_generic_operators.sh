@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates csrc/ops/generic_operators.h from tools/generic_operator_families.txt.
+# Regenerates csrc/ops/generic_operators.h (see tools/list_generic_operators.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
