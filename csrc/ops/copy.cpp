@@ -28,6 +28,7 @@ namespace {
 // True when a plain byte copy between the two tensors is a correct copy.
 bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
   return a.dtype() == b.dtype() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
+      a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg() &&
       a.is_non_overlapping_and_dense() && b.is_non_overlapping_and_dense();
 }
 
@@ -96,6 +97,9 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   if (host.dtype() != dst.dtype() || host.sizes() != dst.sizes() || !host.is_non_overlapping_and_dense()) {
     host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
   }
+  if (host.is_conj() != dst.is_conj() || host.is_neg() != dst.is_neg()) {
+    host = host.resolve_conj().resolve_neg();
+  }
   const c10::Stream stream = current_stream(dst.device().index());
   at::Tensor landing = dst;
   if (!bytes_match(dst, host)) {
@@ -118,6 +122,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_
   const c10::DeviceGuard guard(src.device());
   at::Tensor device_source = src;
   if (src.dtype() != dst.dtype() || src.sizes() != dst.sizes() || !src.is_non_overlapping_and_dense() ||
+      src.is_conj() || src.is_neg() ||
       (dst.is_non_overlapping_and_dense() && src.strides() != dst.strides())) {
     device_source = dst.is_non_overlapping_and_dense()
         ? at::empty_strided(dst.sizes(), dst.strides(), dst.options().device(src.device()))

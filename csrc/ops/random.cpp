@@ -12,6 +12,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/view_as_real.h>
 
 #include <cmath>
 
@@ -93,6 +94,12 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (self.is_complex()) {
+    // As on CPU: real and imaginary parts each get variance std^2 / 2.
+    at::Tensor parts = at::view_as_real(self);
+    normal_(parts, mean, std / std::sqrt(2.0), generator);
+    return self;
+  }
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "normal_ only supports floating-point dtypes, got ",
               self.scalar_type());
   const auto [seed, first] = reserve(self, generator);

@@ -71,6 +71,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
+// Copies resolve lazy conjugation/negation themselves (through ATen's CPU
+// copy over aliases that carry the flags). Without these fallthroughs the
+// Conjugate/Negative fallbacks would materialize the source with clone(),
+// which copies through _copy_from again: endless recursion.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
 // Operators without any axon kernel run on the CPU with a warning, or fail
 // under AXON_FALLBACK=error (cpu_fallback.h).
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

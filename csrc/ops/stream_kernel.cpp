@@ -127,33 +127,53 @@ void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) 
 
 // ---- execution strategies -------------------------------------------------
 
+// Brings an axon tensor to the shape and contents its host copy ended with.
+void write_back(const c10::IValue& original, const c10::IValue& host_copy) {
+  if (original.isTensor() && host_copy.isTensor()) {
+    const at::Tensor& target = original.toTensor();
+    const at::Tensor& source = host_copy.toTensor();
+    if (!target.defined()) return;
+    if (target.sizes() != source.sizes()) target.resize_(source.sizes());
+    target.copy_(source);
+  } else if (original.isTensorList() && host_copy.isTensorList()) {
+    auto targets = original.toTensorList();
+    auto sources = host_copy.toTensorList();
+    for (size_t i = 0; i < targets.size() && i < sources.size(); ++i) write_back(targets.get(i), sources.get(i));
+  }
+}
+
+// Drains the stream and runs the CPU kernel on the caller's thread: inputs
+// are read through aliases, mutable arguments are worked on as host copies
+// (the kernel may resize them) and written back, fresh results are moved to
+// the device keeping their strides.
 void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, torch::jit::Stack* stack,
                        c10::Device device, size_t num_args) {
   AXON_CHECK(axon_stream_synchronize(current_stream_handle(device.index())), plan.name.c_str());
   auto args = torch::jit::last(*stack, num_args);
-  torch::jit::Stack cpu_stack = host_aliases(args);
+  const std::vector<c10::IValue> originals(args.begin(), args.end());
+  torch::jit::Stack cpu_stack;
+  cpu_stack.reserve(num_args);
+  for (size_t i = 0; i < num_args; ++i) {
+    cpu_stack.push_back(plan.argument_is_mutable[i]
+                            ? map_tensors(args[i], [](const at::Tensor& t) { return t.cpu(); })
+                            : host_alias_ivalue(args[i]));
+  }
   substitute_generator(cpu_stack, plan, device, largest_numel(args));
-  std::vector<c10::IValue> originals(args.begin(), args.end());
+  const std::vector<c10::IValue> host_arguments(cpu_stack.begin(), cpu_stack.end());
   {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     op.callBoxed(cpu_stack);
+  }
+  for (size_t i = 0; i < num_args; ++i) {
+    if (plan.argument_is_mutable[i]) write_back(originals[i], host_arguments[i]);
   }
   torch::jit::drop(*stack, num_args);
   for (size_t i = 0; i < cpu_stack.size(); ++i) {
     const int aliased = plan.return_argument[i];
     if (aliased >= 0) {
       stack->push_back(originals[aliased]);
-    } else if (cpu_stack[i].isTensor()) {
-      const at::Tensor result = cpu_stack[i].toTensor().contiguous();
-      at::Tensor on_device = at::empty_strided(result.sizes(), result.strides(), result.options().device(device));
-      if (result.numel() > 0) {
-        AXON_CHECK(axon_memory_copy(on_device.data_ptr(), result.data_ptr(), result.nbytes(),
-                                    current_stream_handle(device.index())),
-                   plan.name.c_str());
-      }
-      stack->push_back(on_device);
     } else {
-      stack->push_back(std::move(cpu_stack[i]));
+      stack->push_back(map_tensors(cpu_stack[i], [&](const at::Tensor& t) { return t.to(device); }));
     }
   }
 }

@@ -1,0 +1,80 @@
+"""Comparing what axon produced with what the CPU produced."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def _dense(tensor: torch.Tensor) -> bool:
+    from torch._prims_common import is_non_overlapping_and_dense_or_false
+
+    return is_non_overlapping_and_dense_or_false(tensor)
+
+
+def to_cpu(value: Any) -> Any:
+    """Axon tensors (inside any container) as CPU tensors; other values unchanged."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu() if value.device.type == "axon" else value.detach()
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_cpu(v) for v in value) if not hasattr(value, "_fields") else type(value)(
+            *(to_cpu(v) for v in value))
+    if isinstance(value, dict):
+        return {k: to_cpu(v) for k, v in value.items()}
+    return value
+
+
+def to_axon(value: Any) -> Any:
+    """CPU tensors (inside any container) moved to axon, keeping requires_grad."""
+    if isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":
+            return value
+        moved = value.detach().to("axon")
+        return moved.requires_grad_(value.requires_grad) if value.is_leaf or not value.requires_grad else moved
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_axon(v) for v in value) if not hasattr(value, "_fields") else type(value)(
+            *(to_axon(v) for v in value))
+    if isinstance(value, dict):
+        return {k: to_axon(v) for k, v in value.items()}
+    return value
+
+
+def assert_same(axon_value: Any, cpu_value: Any, *, check_strides: bool, where: str = "output") -> None:
+    """Raises Mismatch unless axon's result equals the CPU's (values, dtype, shape, device, strides)."""
+    if isinstance(cpu_value, torch.Tensor):
+        if not isinstance(axon_value, torch.Tensor):
+            raise Mismatch(f"{where}: expected a tensor, got {type(axon_value).__name__}")
+        if axon_value.device.type != "axon" and cpu_value.device.type == "cpu" and cpu_value.numel() > 0:
+            # Results that live on the CPU for CPU inputs must live on axon for axon inputs.
+            raise Mismatch(f"{where}: result is on {axon_value.device}, expected axon")
+        if axon_value.dtype != cpu_value.dtype:
+            raise Mismatch(f"{where}: dtype {axon_value.dtype}, CPU gives {cpu_value.dtype}")
+        if axon_value.shape != cpu_value.shape:
+            raise Mismatch(f"{where}: shape {tuple(axon_value.shape)}, CPU gives {tuple(cpu_value.shape)}")
+        if (check_strides and cpu_value.numel() > 1 and _dense(cpu_value)
+                and axon_value.stride() != cpu_value.stride()):
+            raise Mismatch(f"{where}: strides {axon_value.stride()}, CPU gives {cpu_value.stride()}")
+        actual = to_cpu(axon_value)
+        try:
+            torch.testing.assert_close(actual, cpu_value, equal_nan=True, check_device=False,
+                                       check_stride=False, check_layout=False)
+        except AssertionError as error:
+            raise Mismatch(f"{where}: values differ: {str(error).splitlines()[0:3]}") from None
+        return
+    if isinstance(cpu_value, (list, tuple)):
+        if not isinstance(axon_value, (list, tuple)) or len(axon_value) != len(cpu_value):
+            raise Mismatch(f"{where}: expected a sequence of {len(cpu_value)}, got {axon_value!r:.80}")
+        for index, (a, c) in enumerate(zip(axon_value, cpu_value)):
+            assert_same(a, c, check_strides=check_strides, where=f"{where}[{index}]")
+        return
+    if isinstance(cpu_value, float) and isinstance(axon_value, float):
+        if not (cpu_value == axon_value or (cpu_value != cpu_value and axon_value != axon_value)):
+            torch.testing.assert_close(axon_value, cpu_value)
+        return
+    if axon_value != cpu_value:
+        raise Mismatch(f"{where}: {axon_value!r:.80} != CPU's {cpu_value!r:.80}")

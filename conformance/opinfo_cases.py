@@ -1,0 +1,310 @@
+"""Runs one OpInfo's checks on axon against the CPU."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import warnings
+from typing import Any, Callable, Iterable
+
+import torch
+from torch.autograd import forward_ad
+
+import torch_axon
+from .comparison import Mismatch, assert_same, to_axon, to_cpu
+from .results import Outcome, Result
+
+# Operators whose values depend on a random stream: axon's Philox stream is
+# not the CPU's mt19937 stream, so only dtype/shape/device are compared.
+RANDOM_OPERATORS = {
+    "bernoulli", "normal", "normal_", "multinomial", "uniform", "rand_like", "randn_like", "randint_like",
+    "randint", "randn", "rand", "randperm", "nn.functional.dropout", "nn.functional.dropout2d",
+    "nn.functional.dropout3d", "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
+    "nn.functional.rrelu", "cauchy", "exponential", "geometric", "log_normal", "nn.functional.fractional_max_pool2d",
+    "nn.functional.fractional_max_pool3d", "empty", "empty_like", "empty_strided", "new_empty",
+    "new_empty_strided", "empty_permuted", "nn.functional.multi_head_attention_forward",
+    "nn.functional.scaled_dot_product_attention", "torch._scaled_mm",
+}
+
+ALL_CHECKS = ("values", "noncontiguous", "inplace", "out", "errors", "gradients", "forward_ad", "native")
+
+
+def operator_label(op) -> str:
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def _call(function: Callable, sample) -> Any:
+    return function(sample.input, *sample.args, **sample.kwargs)
+
+
+def _move(sample):
+    """The sample with every tensor moved to axon."""
+    return sample.transform(lambda t: to_axon(t) if isinstance(t, torch.Tensor) else t)
+
+
+def _compare_call(function: Callable, sample, *, random: bool, check_strides: bool = True) -> None:
+    """Runs `function` on the CPU sample and on its axon copy; both must agree, including on errors."""
+    try:
+        expected = _call(function, sample)
+    except Exception as cpu_error:  # the CPU refuses: axon must refuse the same way
+        try:
+            _call(function, _move(sample))
+        except type(cpu_error):
+            return
+        except Exception as axon_error:
+            raise Mismatch(f"CPU raised {type(cpu_error).__name__}, axon raised "
+                           f"{type(axon_error).__name__}: {str(axon_error)[:200]}") from None
+        raise Mismatch(f"CPU raised {type(cpu_error).__name__} ({str(cpu_error)[:120]}), axon did not") from None
+    actual = _call(function, _move(sample))
+    if random:
+        _assert_same_metadata(actual, expected)
+    else:
+        assert_same(actual, expected, check_strides=check_strides)
+
+
+def _assert_same_metadata(actual: Any, expected: Any) -> None:
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor) or actual.dtype != expected.dtype or actual.shape != expected.shape:
+            raise Mismatch(f"random output: got {getattr(actual, 'dtype', actual)} "
+                           f"{tuple(getattr(actual, 'shape', ()))}, CPU gives {expected.dtype} {tuple(expected.shape)}")
+    elif isinstance(expected, (list, tuple)):
+        for a, e in zip(actual, expected):
+            _assert_same_metadata(a, e)
+
+
+def _inplace_check(op, sample, *, random: bool) -> None:
+    if sample.broadcasts_input:
+        return
+    variant = op.inplace_variant
+
+    def run(s):
+        target = s.input.clone() if isinstance(s.input, torch.Tensor) else s.input
+        result = variant(target, *s.args, **s.kwargs)
+        return result, target
+
+    try:
+        expected, expected_target = run(sample)
+    except Exception as cpu_error:
+        try:
+            run(_move(sample))
+        except type(cpu_error):
+            return
+        except Exception as axon_error:
+            raise Mismatch(f"in-place: CPU raised {type(cpu_error).__name__}, axon raised "
+                           f"{type(axon_error).__name__}: {str(axon_error)[:200]}") from None
+        raise Mismatch(f"in-place: CPU raised {type(cpu_error).__name__}, axon did not") from None
+    actual, actual_target = run(_move(sample))
+    if random:
+        _assert_same_metadata(actual_target, expected_target)
+    else:
+        assert_same(actual_target, expected_target, check_strides=True, where="mutated input")
+
+
+def _empty_like_outputs(value: Any, device: str) -> Any:
+    if isinstance(value, torch.Tensor):
+        return torch.empty(0, dtype=value.dtype, device=device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_empty_like_outputs(v, device) for v in value)
+    return value
+
+
+def _out_check(op, sample, *, random: bool) -> None:
+    try:
+        expected = _call(op, sample)
+    except Exception:
+        return  # covered by the values check
+    if not isinstance(expected, (torch.Tensor, tuple, list)):
+        return
+    cpu_out = _empty_like_outputs(expected, "cpu")
+    axon_out = _empty_like_outputs(expected, "axon")
+    try:
+        op(sample.input, *sample.args, **sample.kwargs, out=cpu_out)
+    except Exception as cpu_error:
+        moved = _move(sample)
+        try:
+            op(moved.input, *moved.args, **moved.kwargs, out=axon_out)
+        except type(cpu_error):
+            return
+        raise Mismatch(f"out=: CPU raised {type(cpu_error).__name__}, axon did not") from None
+    moved = _move(sample)
+    op(moved.input, *moved.args, **moved.kwargs, out=axon_out)
+    if random:
+        _assert_same_metadata(axon_out, cpu_out)
+    else:
+        assert_same(axon_out, cpu_out, check_strides=False, where="out=")
+
+
+def _error_check(op) -> int:
+    checked = 0
+    for error_input in op.error_inputs(torch.device("cpu")):
+        sample = error_input.sample_input
+        moved = _move(sample)
+        try:
+            _call(op, moved)
+        except error_input.error_type as error:
+            import re
+
+            if error_input.error_regex and not re.search(error_input.error_regex, str(error)):
+                # The CPU's own message must also match for this to count against axon.
+                try:
+                    _call(op, sample)
+                except Exception as cpu_error:
+                    if type(cpu_error) is type(error) and str(cpu_error) == str(error):
+                        continue
+                raise Mismatch(f"error message {str(error)[:160]!r} does not match {error_input.error_regex!r}")
+        except Exception as error:
+            raise Mismatch(f"expected {error_input.error_type.__name__}, axon raised "
+                           f"{type(error).__name__}: {str(error)[:160]}") from None
+        else:
+            # Some error inputs are CPU-specific; only count it if the CPU raises.
+            try:
+                _call(op, sample)
+            except error_input.error_type:
+                raise Mismatch(f"expected {error_input.error_type.__name__}, axon raised nothing") from None
+            except Exception:
+                pass
+        checked += 1
+    return checked
+
+
+def _differentiable_inputs(sample) -> list[torch.Tensor]:
+    tensors = [sample.input] + list(sample.args) + list(sample.kwargs.values())
+    flat = []
+    for value in tensors:
+        if isinstance(value, torch.Tensor):
+            flat.append(value)
+        elif isinstance(value, (list, tuple)):
+            flat.extend(v for v in value if isinstance(v, torch.Tensor))
+    return [t for t in flat if t.requires_grad]
+
+
+def _tensor_outputs(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensor_outputs(v)]
+    return []
+
+
+def _gradients(op, sample) -> list:
+    inputs = _differentiable_inputs(sample)
+    result = _call(op, sample)
+    if sample.output_process_fn_grad is not None:
+        result = sample.output_process_fn_grad(result)
+    outputs = [t for t in _tensor_outputs(result) if t.requires_grad]
+    if not inputs or not outputs:
+        return []
+    generator = torch.Generator().manual_seed(0)
+    grad_outputs = [torch.randn(o.shape, dtype=o.dtype, generator=generator).to(o.device)
+                    if o.dtype.is_floating_point or o.dtype.is_complex else None for o in outputs]
+    return list(torch.autograd.grad(outputs, inputs, grad_outputs, allow_unused=True))
+
+
+def _gradient_check(op, sample) -> None:
+    try:
+        expected = _gradients(op, sample)
+    except Exception:
+        return  # the CPU cannot differentiate this sample
+    actual = _gradients(op, _move(sample))
+    assert_same(actual, expected, check_strides=False, where="gradient")
+
+
+def _forward_ad_values(op, sample) -> list:
+    generator = torch.Generator().manual_seed(1)
+    with forward_ad.dual_level():
+        def dual(t):
+            if isinstance(t, torch.Tensor) and t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex):
+                tangent = torch.randn(t.shape, dtype=t.dtype, generator=generator).to(t.device)
+                return forward_ad.make_dual(t.detach(), tangent)
+            return t
+
+        dual_sample = sample.transform(dual)
+        result = _call(op, dual_sample)
+        tangents = [forward_ad.unpack_dual(t).tangent for t in _tensor_outputs(result)]
+        return [t.clone() if t is not None else None for t in tangents]
+
+
+def _forward_ad_check(op, sample) -> None:
+    try:
+        expected = _forward_ad_values(op, sample)
+    except Exception:
+        return
+    actual = _forward_ad_values(op, _move(sample))
+    assert_same(actual, expected, check_strides=False, where="forward-mode tangent")
+
+
+def _samples(op, dtype, requires_grad: bool, limit: int | None) -> list:
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        iterator = op.sample_inputs(torch.device("cpu"), dtype, requires_grad=requires_grad)
+        return list(itertools.islice(iterator, limit))
+
+
+def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples: int | None = None,
+                 checks: Iterable[str] = ALL_CHECKS) -> list[Result]:
+    """All results for one OpInfo."""
+    label = operator_label(op)
+    checks = set(checks)
+    random = op.name in RANDOM_OPERATORS
+    results: list[Result] = []
+    supported = sorted(op.supported_dtypes("cpu"), key=str)
+    dtypes = supported if dtypes is None else [d for d in dtypes if d in supported]
+    if not supported:
+        return [Result(label, "values", "-", Outcome.SKIPPED, "the CPU supports no dtype for this operator")]
+    torch_axon.reset_fallback_ops()
+
+    def record(check: str, dtype: str, body: Callable[[], Any]) -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                body()
+        except Mismatch as mismatch:
+            results.append(Result(label, check, dtype, Outcome.FAILED, str(mismatch)[:300]))
+        except Exception as error:  # axon raised where the CPU did not
+            results.append(Result(label, check, dtype, Outcome.FAILED,
+                                  f"axon raised {type(error).__name__}: {str(error)[:240]}"))
+        else:
+            results.append(Result(label, check, dtype, Outcome.PASSED))
+
+    for dtype in dtypes:
+        name = str(dtype).replace("torch.", "")
+        try:
+            samples = _samples(op, dtype, False, max_samples)
+        except Exception as error:
+            results.append(Result(label, "values", name, Outcome.SKIPPED,
+                                  f"OpInfo cannot make samples on CPU: {type(error).__name__}"))
+            continue
+        if "values" in checks:
+            record("values", name, lambda: [_compare_call(op, s, random=random) for s in samples])
+        if "noncontiguous" in checks:
+            record("noncontiguous", name,
+                   lambda: [_compare_call(op, s.noncontiguous(), random=random, check_strides=False)
+                            for s in samples])
+        if "inplace" in checks and op.inplace_variant is not None:
+            record("inplace", name, lambda: [_inplace_check(op, s, random=random) for s in samples])
+        if "out" in checks and op.supports_out:
+            record("out", name, lambda: [_out_check(op, s, random=random) for s in samples])
+        differentiable = dtype.is_floating_point or dtype.is_complex
+        if not random and differentiable and op.supports_autograd and dtype in op.supported_backward_dtypes("cpu"):
+            grad_samples = None
+            if "gradients" in checks or "forward_ad" in checks:
+                try:
+                    grad_samples = _samples(op, dtype, True, max_samples)
+                except Exception:
+                    grad_samples = None
+            if grad_samples is not None and "gradients" in checks:
+                record("gradients", name, lambda: [_gradient_check(op, s) for s in grad_samples])
+            if grad_samples is not None and "forward_ad" in checks and op.supports_forward_ad:
+                record("forward_ad", name, lambda: [_forward_ad_check(op, s) for s in grad_samples])
+    if "errors" in checks and op.error_inputs_func is not None:
+        record("errors", "-", lambda: _error_check(op))
+    if "native" in checks:
+        fell_back = {name: count for name, count in torch_axon.fallback_ops().items()}
+        if fell_back:
+            results.append(Result(label, "native", "-", Outcome.FAILED,
+                                  "fell back to the CPU: " + ", ".join(sorted(fell_back))))
+        else:
+            results.append(Result(label, "native", "-", Outcome.PASSED))
+    torch.axon.synchronize()
+    return results
