@@ -34,14 +34,30 @@ def to_axon(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
             return value
-        moved = value.detach().to("axon")
+        moved = _same_layout_on_axon(value.detach())
         return moved.requires_grad_(value.requires_grad) if value.is_leaf or not value.requires_grad else moved
+    if isinstance(value, torch.device) and value.type == "cpu":
+        return torch.device("axon")
+    if isinstance(value, str) and value == "cpu":
+        return "axon"
     if isinstance(value, (list, tuple)):
         return type(value)(to_axon(v) for v in value) if not hasattr(value, "_fields") else type(value)(
             *(to_axon(v) for v in value))
     if isinstance(value, dict):
         return {k: to_axon(v) for k, v in value.items()}
     return value
+
+
+def _same_layout_on_axon(tensor: torch.Tensor) -> torch.Tensor:
+    """An axon copy with the same storage, offset and strides (as_strided semantics depend on them)."""
+    if tensor.layout != torch.strided or tensor.is_conj() or tensor.is_neg():
+        return tensor.to("axon")
+    storage = tensor.untyped_storage()
+    on_axon = torch.empty(0, dtype=tensor.dtype, device="axon")
+    device_storage = torch.empty(storage.nbytes(), dtype=torch.uint8, device="axon").untyped_storage()
+    if storage.nbytes():
+        device_storage.copy_(storage)
+    return on_axon.set_(device_storage, tensor.storage_offset(), tensor.shape, tensor.stride())
 
 
 def assert_same(axon_value: Any, cpu_value: Any, *, check_strides: bool, where: str = "output") -> None:

@@ -38,8 +38,15 @@ def _call(function: Callable, sample) -> Any:
 
 
 def _move(sample):
-    """The sample with every tensor moved to axon."""
-    return sample.transform(lambda t: to_axon(t) if isinstance(t, torch.Tensor) else t)
+    """The sample with every tensor (and every `device="cpu"` argument) moved to axon."""
+    return sample.transform(lambda t: to_axon(t) if isinstance(t, (torch.Tensor, torch.device, str)) else t)
+
+
+def _call_axon(function: Callable, sample) -> Any:
+    """Calls on axon and waits: a kernel's own checks surface at synchronization, as on any accelerator."""
+    result = function(sample.input, *sample.args, **sample.kwargs)
+    torch.axon.synchronize()
+    return result
 
 
 def _compare_call(function: Callable, sample, *, random: bool, check_strides: bool = True) -> None:
@@ -48,14 +55,14 @@ def _compare_call(function: Callable, sample, *, random: bool, check_strides: bo
         expected = _call(function, sample)
     except Exception as cpu_error:  # the CPU refuses: axon must refuse the same way
         try:
-            _call(function, _move(sample))
+            _call_axon(function, _move(sample))
         except type(cpu_error):
             return
         except Exception as axon_error:
             raise Mismatch(f"CPU raised {type(cpu_error).__name__}, axon raised "
                            f"{type(axon_error).__name__}: {str(axon_error)[:200]}") from None
         raise Mismatch(f"CPU raised {type(cpu_error).__name__} ({str(cpu_error)[:120]}), axon did not") from None
-    actual = _call(function, _move(sample))
+    actual = _call_axon(function, _move(sample))
     if random:
         _assert_same_metadata(actual, expected)
     else:
@@ -80,6 +87,7 @@ def _inplace_check(op, sample, *, random: bool) -> None:
     def run(s):
         target = s.input.clone() if isinstance(s.input, torch.Tensor) else s.input
         result = variant(target, *s.args, **s.kwargs)
+        torch.axon.synchronize()
         return result, target
 
     try:
@@ -123,11 +131,13 @@ def _out_check(op, sample, *, random: bool) -> None:
         moved = _move(sample)
         try:
             op(moved.input, *moved.args, **moved.kwargs, out=axon_out)
+            torch.axon.synchronize()
         except type(cpu_error):
             return
         raise Mismatch(f"out=: CPU raised {type(cpu_error).__name__}, axon did not") from None
     moved = _move(sample)
     op(moved.input, *moved.args, **moved.kwargs, out=axon_out)
+    torch.axon.synchronize()
     if random:
         _assert_same_metadata(axon_out, cpu_out)
     else:
@@ -140,7 +150,7 @@ def _error_check(op) -> int:
         sample = error_input.sample_input
         moved = _move(sample)
         try:
-            _call(op, moved)
+            _call_axon(op, moved)
         except error_input.error_type as error:
             import re
 
@@ -206,6 +216,7 @@ def _gradient_check(op, sample) -> None:
     except Exception:
         return  # the CPU cannot differentiate this sample
     actual = _gradients(op, _move(sample))
+    torch.axon.synchronize()
     assert_same(actual, expected, check_strides=False, where="gradient")
 
 
@@ -230,6 +241,7 @@ def _forward_ad_check(op, sample) -> None:
     except Exception:
         return
     actual = _forward_ad_values(op, _move(sample))
+    torch.axon.synchronize()
     assert_same(actual, expected, check_strides=False, where="forward-mode tangent")
 
 
@@ -239,6 +251,15 @@ def _samples(op, dtype, requires_grad: bool, limit: int | None) -> list:
         warnings.simplefilter("ignore")
         iterator = op.sample_inputs(torch.device("cpu"), dtype, requires_grad=requires_grad)
         return list(itertools.islice(iterator, limit))
+
+
+def _drain() -> None:
+    """Clears errors still pending on the device after a failed check."""
+    for index in range(torch.axon.device_count()):
+        try:
+            torch.axon.synchronize(index)
+        except RuntimeError:
+            pass
 
 
 def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples: int | None = None,
@@ -261,9 +282,11 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
                 body()
         except Mismatch as mismatch:
             results.append(Result(label, check, dtype, Outcome.FAILED, str(mismatch)[:300]))
+            _drain()
         except Exception as error:  # axon raised where the CPU did not
             results.append(Result(label, check, dtype, Outcome.FAILED,
                                   f"axon raised {type(error).__name__}: {str(error)[:240]}"))
+            _drain()
         else:
             results.append(Result(label, check, dtype, Outcome.PASSED))
 
@@ -306,5 +329,8 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
                                   "fell back to the CPU: " + ", ".join(sorted(fell_back))))
         else:
             results.append(Result(label, "native", "-", Outcome.PASSED))
-    torch.axon.synchronize()
+    try:
+        torch.axon.synchronize()
+    except RuntimeError as error:  # an error no check waited for: attribute it to this operator
+        results.append(Result(label, "values", "-", Outcome.FAILED, f"pending device error: {str(error)[:240]}"))
     return results

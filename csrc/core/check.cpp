@@ -1,5 +1,6 @@
 #include "core/check.h"
 
+#include <cstring>
 #include <string>
 
 namespace axon {
@@ -11,6 +12,15 @@ void throw_status(axon_status status, const char* context) {
   if (detail != nullptr && detail[0] != '\0') {
     message += ": ";
     message += detail;
+  }
+  if (status == AXON_ERROR_TASK_FAILED) {
+    // A kernel's own error, tagged with its Python type by stream_launch.cpp.
+    const bool tagged = detail != nullptr;
+    TORCH_CHECK_INDEX(!(tagged && std::strstr(detail, "[IndexError] ")), message);
+    TORCH_CHECK_VALUE(!(tagged && std::strstr(detail, "[ValueError] ")), message);
+    TORCH_CHECK_TYPE(!(tagged && std::strstr(detail, "[TypeError] ")), message);
+    TORCH_CHECK_NOT_IMPLEMENTED(!(tagged && std::strstr(detail, "[NotImplementedError] ")), message);
+    TORCH_CHECK_LINALG(!(tagged && std::strstr(detail, "[LinAlgError] ")), message);
   }
   switch (status) {
     case AXON_ERROR_OUT_OF_MEMORY:

@@ -2,6 +2,7 @@
 
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/zeros_like.h>
 
 #include <cstring>
 #include <mutex>
@@ -138,7 +139,48 @@ constexpr size_t kMaxCachedOutcomes = 1 << 14;
 std::mutex cache_mutex;
 std::unordered_map<std::vector<int64_t>, std::shared_ptr<const MetaOutcome>, KeyHash> cache;
 
-std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+at::Tensor meta_with_strides_of(const at::Tensor& result) {
+  return at::empty_strided(result.sizes(), result.strides(), result.options().device(c10::kMeta));
+}
+
+// Zero-filled CPU stand-in with the same metadata (values never decide strides).
+at::Tensor stand_in(const at::Tensor& tensor) {
+  if (!tensor.defined() || !tensor.is_privateuseone()) return tensor;
+  return at::zeros_like(tensor, tensor.options().device(c10::kCPU).requires_grad(false), c10::MemoryFormat::Preserve);
+}
+
+// Runs the CPU kernel on stand-ins and replaces the meta returns' strides by
+// the CPU's. Any failure (a zero input the kernel rejects, say) keeps the
+// meta strides.
+void adopt_cpu_strides(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
+                       MetaOutcome& outcome) {
+  torch::jit::Stack stack;
+  stack.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    stack.push_back(static_cast<int>(i) == plan.generator_argument ? c10::IValue() : map_tensors(args[i], stand_in));
+  }
+  try {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    op.callBoxed(stack);
+  } catch (const std::exception&) {
+    return;
+  }
+  for (size_t i = 0; i < outcome.returns.size() && i < stack.size(); ++i) {
+    if (plan.return_argument[i] >= 0) continue;
+    const auto& meta = outcome.returns[i];
+    const auto& actual = stack[i];
+    if (meta.isTensor() && actual.isTensor() && actual.toTensor().sizes() == meta.toTensor().sizes() &&
+        actual.toTensor().dtype() == meta.toTensor().dtype()) {
+      outcome.returns[i] = meta_with_strides_of(actual.toTensor());
+    } else if (meta.isTensorList() && actual.isTensorList() &&
+               meta.toTensorList().size() == actual.toTensorList().size()) {
+      outcome.returns[i] = map_tensors(actual, meta_with_strides_of);
+    }
+  }
+}
+
+std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const OperatorPlan& plan,
+                                            c10::ArrayRef<c10::IValue> args) {
   auto outcome = std::make_shared<MetaOutcome>();
   torch::jit::Stack stack;
   stack.reserve(args.size());
@@ -156,7 +198,17 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, c10::
     return outcome;
   }
   outcome->returns = std::move(stack);
+  if (plan.strategy == Strategy::kOutVariant || plan.strategy == Strategy::kCopyBack) {
+    adopt_cpu_strides(op, plan, args, *outcome);
+  }
   return outcome;
+}
+
+bool build_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, KeyBuilder& key) {
+  for (const auto& arg : args) {
+    if (!key.add(arg)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -164,16 +216,13 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, c10::
 std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
                                                  c10::ArrayRef<c10::IValue> args) {
   KeyBuilder key(op);
-  bool cacheable = true;
-  for (const auto& arg : args) {
-    cacheable = cacheable && key.add(arg);
-  }
+  const bool cacheable = build_key(op, args, key);
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex);
     auto hit = cache.find(key.words());
     if (hit != cache.end()) return hit->second;
   }
-  auto outcome = run_meta(op, args);
+  auto outcome = run_meta(op, plan, args);
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (cache.size() >= kMaxCachedOutcomes) cache.clear();

@@ -6,6 +6,12 @@
 // meta registrations. The result depends only on the arguments' metadata and
 // non-tensor values, never on tensor contents, so it is cached under exactly
 // that key: a training loop pays for each distinct call shape once.
+//
+// Meta kernels sometimes choose other output strides than the CPU kernel
+// (e.g. column-major linalg results). So that axon results have the CPU's
+// strides, a new call shape also runs the CPU kernel once on stand-in zero
+// tensors of the same metadata (on the calling thread, without waiting for
+// the device) and keeps the strides it produces.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>

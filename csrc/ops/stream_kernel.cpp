@@ -5,6 +5,7 @@
 #include <ATen/ops/empty_strided.h>
 
 #include "core/check.h"
+#include "core/device.h"
 #include "core/generator.h"
 #include "core/stream.h"
 #include "ops/argument_tensors.h"
@@ -34,7 +35,16 @@ c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> a
       }
     });
   }
-  TORCH_CHECK(device.has_value(), "[axon] ", plan.name, ": expected at least one axon tensor argument");
+  if (!device.has_value()) {
+    // Factories without tensor arguments (e.g. _efficientzerotensor) name their device.
+    for (const auto& arg : args) {
+      if (arg.isDevice() && arg.toDevice().type() == c10::DeviceType::PrivateUse1) {
+        const auto index = arg.toDevice().index();
+        device = c10::Device(c10::DeviceType::PrivateUse1, index >= 0 ? index : current_device());
+      }
+    }
+  }
+  TORCH_CHECK(device.has_value(), "[axon] ", plan.name, ": expected an axon tensor or device argument");
   TORCH_CHECK(!offending.has_value(),
               "Expected all tensors to be on the same device, but found at least two devices, ",
               *device, " and ", *offending, "! (in ", plan.name, " on axon)");
@@ -187,6 +197,8 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t num_args = op.schema().arguments().size();
   auto args = torch::jit::last(*stack, num_args);
   const c10::Device device = common_device(plan, args);
+  // Before any host-side work: refuses a shut-down runtime or a forked child.
+  check_device_index(device.index());
   c10::DeviceGuard device_guard(device);
 
   if (plan.strategy == Strategy::kSynchronous) {
@@ -200,6 +212,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     run_synchronously(op, plan, stack, device, num_args);
     return;
   }
+
 
   const axon_stream stream = current_stream_handle(device.index());
   std::vector<c10::IValue> results;

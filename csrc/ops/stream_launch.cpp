@@ -13,6 +13,15 @@
 namespace axon {
 namespace {
 
+const char* python_error_tag(const c10::Error& error) {
+  if (dynamic_cast<const c10::IndexError*>(&error)) return "[IndexError] ";
+  if (dynamic_cast<const c10::ValueError*>(&error)) return "[ValueError] ";
+  if (dynamic_cast<const c10::TypeError*>(&error)) return "[TypeError] ";
+  if (dynamic_cast<const c10::NotImplementedError*>(&error)) return "[NotImplementedError] ";
+  if (dynamic_cast<const c10::LinAlgError*>(&error)) return "[LinAlgError] ";
+  return "";
+}
+
 struct KernelLaunch {
   std::string kernel_name;
   std::function<void()> body;
@@ -25,8 +34,10 @@ axon_status run_kernel(void* user_data, char* message) {
     launch->body();
     return AXON_SUCCESS;
   } catch (const c10::Error& error) {
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(),
-                  error.what_without_backtrace());
+    // The Python exception type travels as a tag, so the error raised at
+    // synchronization is the one the CPU kernel raised (see check.cpp).
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s%s", launch->kernel_name.c_str(),
+                  python_error_tag(error), error.what_without_backtrace());
   } catch (const std::exception& error) {
     std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(), error.what());
   } catch (...) {

@@ -4,6 +4,8 @@
 
 #include <pthread.h>
 
+#include <chrono>
+
 #include "driver_error.h"
 
 namespace axon::emulated {
@@ -15,6 +17,18 @@ std::atomic<bool> forked_child_flag{false};
 // A child forked from a process whose driver started has the parent's device
 // mappings but none of its worker threads, and possibly locks held by threads
 // that no longer exist: it must not touch the devices (as CUDA refuses too).
+// Lets queued kernels finish before fork() copies the process (bounded, so a
+// task waiting on the forking thread cannot hang the fork).
+void drain_before_fork() {
+  if (shut_down_flag.load(std::memory_order_acquire)) return;
+  try {
+    Driver* driver = Driver::running_unless_shut_down();
+    if (driver != nullptr) driver->scheduler().wait_until_idle_for(std::chrono::seconds(10));
+  } catch (...) {
+    // Forking must not fail because the driver could not drain.
+  }
+}
+
 void refuse_devices_in_forked_child() {
   forked_child_flag.store(true, std::memory_order_release);
   shut_down_flag.store(true, std::memory_order_release);
@@ -32,7 +46,7 @@ Driver::Driver() {
           std::make_unique<DeviceArena>(device, config_.device_memory, config_.memory_protect));
     }
     scheduler_ = std::make_unique<Scheduler>(config_.device_count);
-    pthread_atfork(nullptr, nullptr, &refuse_devices_in_forked_child);
+    pthread_atfork(&drain_before_fork, nullptr, &refuse_devices_in_forked_child);
   } catch (const DriverError& error) {
     initialization_status_ = error.status();
     initialization_message_ = error.what();

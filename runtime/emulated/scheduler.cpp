@@ -124,4 +124,20 @@ void Scheduler::shutdown() {
   }
 }
 
+bool Scheduler::wait_until_idle_for(std::chrono::milliseconds timeout) {
+  Lock lock(mutex_);
+  auto idle = [&] {
+    for (const auto& device : devices_) {
+      for (const axon_stream_object* stream : device->streams) {
+        if (stream->completed < stream->submitted) return false;
+      }
+    }
+    return true;
+  };
+  ++waiting_hosts_;
+  const bool drained = host_wakeup_.wait_for(lock, timeout, idle);
+  --waiting_hosts_;
+  return drained;
+}
+
 }  // namespace axon::emulated

@@ -13,6 +13,7 @@
 // Methods taking a Lock& (or documented so) require the caller to hold lock().
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -84,6 +85,12 @@ class Scheduler {
   // ---- without the lock ---------------------------------------------------
   // Refuses new submissions, drains every queue and joins the workers.
   void shutdown();
+
+  // Waits until every stream of every device is empty, or `timeout` passes;
+  // true if idle. Used before fork(), so no kernel is midway (holding locks
+  // or half-initialized statics a child would inherit) when the process is
+  // copied. Never waits on a worker thread.
+  bool wait_until_idle_for(std::chrono::milliseconds timeout);
 
  private:
   struct DeviceWorker {
