@@ -5,7 +5,9 @@ Usage: python tools/list_generic_operators.py
 Selects, from torchgen's native_functions.yaml (shipped in the torch wheel),
 every operator overload that has a CPU kernel (directly, through a structured
 delegate, or as a ufunc) and does not return a view, except those matched by
-tools/generic_operator_exclusions.txt.
+tools/generic_operator_exclusions.txt; plus the composite operators listed in
+tools/generic_operator_inclusions.txt (their composite implementations refuse
+devices other than CPU/CUDA).
 """
 
 import pathlib
@@ -46,7 +48,9 @@ def main() -> None:
             continue
         if has_cpu_kernel(entry):
             selected.append(name)
-    print("\n".join(sorted(selected)))
+    inclusions = (ROOT / "generic_operator_inclusions.txt").read_text().splitlines()
+    selected += [line.split("#")[0].strip() for line in inclusions if line.split("#")[0].strip()]
+    print("\n".join(sorted(set(selected))))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Allocation.
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("_efficientzerotensor", TORCH_FN(efficient_zero_tensor));
 
   // Views: metadata over the same storage.
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));

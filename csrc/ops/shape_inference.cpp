@@ -149,33 +149,52 @@ at::Tensor stand_in(const at::Tensor& tensor) {
   return at::zeros_like(tensor, tensor.options().device(c10::kCPU).requires_grad(false), c10::MemoryFormat::Preserve);
 }
 
-// Runs the CPU kernel on stand-ins and replaces the meta returns' strides by
-// the CPU's. Any failure (a zero input the kernel rejects, say) keeps the
-// meta strides.
-void adopt_cpu_strides(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
-                       MetaOutcome& outcome) {
-  torch::jit::Stack stack;
-  stack.reserve(args.size());
+c10::IValue non_resizable_like(const c10::IValue& meta) {
+  return map_tensors(meta, [](const at::Tensor& shape) {
+    at::Tensor out = at::zeros_like(shape, shape.options().device(c10::kCPU), c10::MemoryFormat::Preserve);
+    out.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl()->set_resizable(false);
+    return out;
+  });
+}
+
+// The CPU kernel is the reference for output metadata: run it once on
+// stand-ins and adopt its output shapes, strides and dtypes (meta kernels
+// sometimes differ, e.g. column-major linalg results, or empty saved
+// statistics in eval-mode batch norm). For operators run through their
+// `.out` overload, also check that overload writes into exactly-sized
+// outputs without resizing them (some use the output as scratch space);
+// if not, the call runs the functional kernel and copies instead. Any
+// failure on stand-ins (a zero input the kernel rejects, say) keeps meta's
+// answer.
+void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
+                        MetaOutcome& outcome) {
+  torch::jit::Stack stand_ins;
+  stand_ins.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    stack.push_back(static_cast<int>(i) == plan.generator_argument ? c10::IValue() : map_tensors(args[i], stand_in));
+    stand_ins.push_back(static_cast<int>(i) == plan.generator_argument ? c10::IValue()
+                                                                        : map_tensors(args[i], stand_in));
   }
+  torch::jit::Stack functional = stand_ins;
   try {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.callBoxed(stack);
+    op.callBoxed(functional);
   } catch (const std::exception&) {
     return;
   }
-  for (size_t i = 0; i < outcome.returns.size() && i < stack.size(); ++i) {
+  for (size_t i = 0; i < outcome.returns.size() && i < functional.size(); ++i) {
     if (plan.return_argument[i] >= 0) continue;
-    const auto& meta = outcome.returns[i];
-    const auto& actual = stack[i];
-    if (meta.isTensor() && actual.isTensor() && actual.toTensor().sizes() == meta.toTensor().sizes() &&
-        actual.toTensor().dtype() == meta.toTensor().dtype()) {
-      outcome.returns[i] = meta_with_strides_of(actual.toTensor());
-    } else if (meta.isTensorList() && actual.isTensorList() &&
-               meta.toTensorList().size() == actual.toTensorList().size()) {
-      outcome.returns[i] = map_tensors(actual, meta_with_strides_of);
+    if (functional[i].isTensor() || functional[i].isTensorList()) {
+      outcome.returns[i] = map_tensors(functional[i], meta_with_strides_of);
     }
+  }
+  if (plan.strategy != Strategy::kOutVariant) return;
+  torch::jit::Stack with_outputs(stand_ins.begin(), stand_ins.end());
+  for (const auto& result : outcome.returns) with_outputs.push_back(non_resizable_like(result));
+  try {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    plan.out_operator->callBoxed(with_outputs);
+  } catch (const std::exception&) {
+    outcome.avoid_out_variant = true;
   }
 }
 
@@ -199,7 +218,7 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   }
   outcome->returns = std::move(stack);
   if (plan.strategy == Strategy::kOutVariant || plan.strategy == Strategy::kCopyBack) {
-    adopt_cpu_strides(op, plan, args, *outcome);
+    adopt_cpu_metadata(op, plan, args, *outcome);
   }
   return outcome;
 }

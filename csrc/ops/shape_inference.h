@@ -7,11 +7,11 @@
 // non-tensor values, never on tensor contents, so it is cached under exactly
 // that key: a training loop pays for each distinct call shape once.
 //
-// Meta kernels sometimes choose other output strides than the CPU kernel
-// (e.g. column-major linalg results). So that axon results have the CPU's
-// strides, a new call shape also runs the CPU kernel once on stand-in zero
-// tensors of the same metadata (on the calling thread, without waiting for
-// the device) and keeps the strides it produces.
+// Meta kernels sometimes disagree with the CPU kernel on output strides or
+// even shapes. So that axon results match the CPU's exactly, a new call shape
+// also runs the CPU kernel once on stand-in zero tensors of the same
+// metadata (on the calling thread, without waiting for the device) and
+// adopts what it produces (see adopt_cpu_metadata in the .cpp).
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -28,6 +28,9 @@ struct MetaOutcome {
   // operator must run synchronously on real data.
   bool needs_data = false;
   std::vector<c10::IValue> returns;         // meta tensors (or lists) per return
+  // The `.out` overload resizes exactly-sized outputs (scratch use): run the
+  // functional kernel and copy its results instead.
+  bool avoid_out_variant = false;
   std::vector<c10::IValue> arguments_after;  // meta twin of each argument after the run
 };
 

@@ -232,7 +232,10 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
 
-  switch (plan.strategy) {
+  const Strategy strategy = plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant
+      ? Strategy::kCopyBack
+      : plan.strategy;
+  switch (strategy) {
     case Strategy::kOutVariant: {
       for (const auto& result : results) cpu_stack.push_back(host_alias_ivalue(result));
       launch_on_stream(stream, plan.name.c_str(),

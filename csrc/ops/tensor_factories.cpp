@@ -44,4 +44,34 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
                                            c10::dtype_or_default(dtype));
 }
 
+namespace {
+
+// Hands out no memory: a ZeroTensor's elements are all zero by definition and
+// are never read (ATen's ZeroTensor fallback materializes them when needed).
+struct ZeroTensorAllocator final : public c10::Allocator {
+  explicit ZeroTensorAllocator(c10::Device device) : device_(device) {}
+  c10::DataPtr allocate(size_t /*bytes*/) override {
+    return c10::DataPtr(nullptr, device_);
+  }
+  c10::DeleterFnPtr raw_deleter() const override {
+    return nullptr;
+  }
+  void copy_data(void* /*destination*/, const void* /*source*/, std::size_t count) const override {
+    TORCH_CHECK(count == 0, "[axon] ZeroTensors hold no data to copy");
+  }
+
+ private:
+  c10::Device device_;
+};
+
+}  // namespace
+
+at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                                 std::optional<c10::Layout> /*layout*/, std::optional<c10::Device> device,
+                                 std::optional<bool> /*pin_memory*/) {
+  ZeroTensorAllocator allocator(c10::Device(c10::DeviceType::PrivateUse1, target_device(device)));
+  const auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(size, &allocator, keys, c10::dtype_or_default(dtype), std::nullopt);
+}
+
 }  // namespace axon

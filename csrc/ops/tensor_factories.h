@@ -1,4 +1,5 @@
-// empty / empty_strided: the two primitives every other factory builds on.
+// empty / empty_strided: the two primitives every other factory builds on;
+// and _efficientzerotensor, the storage-less zeros forward-mode AD uses.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -12,5 +13,9 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
                          std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                          std::optional<bool> pin_memory);
+
+at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                                 std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                                 std::optional<bool> pin_memory);
 
 }  // namespace axon

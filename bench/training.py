@@ -1,0 +1,77 @@
+"""Training-step benchmarks: one step of an MLP, a small CNN and a small GPT.
+
+    python bench/training.py
+
+Each model trains from identical weights on CPU and on axon in the same run;
+prints the median step time of each and the ratio (target axon/cpu <= 1.10).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import torch
+from torch import nn
+
+from timing import print_table, seconds_per_call
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+from tiny_gpt import TinyGPT  # noqa: E402
+
+
+def mlp():
+    model = nn.Sequential(nn.Linear(512, 1024), nn.GELU(), nn.Linear(1024, 1024), nn.GELU(), nn.Linear(1024, 10))
+    return model, (torch.randn(128, 512),), torch.randint(0, 10, (128,))
+
+
+def cnn():
+    model = nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 8 * 8, 10))
+    return model, (torch.randn(32, 3, 32, 32),), torch.randint(0, 10, (32,))
+
+
+def gpt():
+    model = TinyGPT(vocab=256, context=128, width=256, heads=4, layers=4)
+    return model, (torch.randint(0, 256, (8, 128)),), torch.randint(0, 256, (8, 128))
+
+
+def step_function(model: nn.Module, inputs, target, device: str):
+    model = model.to(device)
+    inputs = tuple(t.to(device) for t in inputs)
+    target = target.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    is_gpt = isinstance(model, TinyGPT)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        if is_gpt:
+            _, loss = model(inputs[0], target)
+        else:
+            loss = nn.functional.cross_entropy(model(*inputs), target)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def main() -> int:
+    rows = []
+    for name, factory in (("MLP step (ms)", mlp), ("CNN step (ms)", cnn), ("GPT step (ms)", gpt)):
+        torch.manual_seed(0)
+        reference, inputs, target = factory()
+        times = {}
+        for device in ("cpu", "axon"):
+            model, _, _ = factory()
+            model.load_state_dict(reference.state_dict())
+            times[device] = seconds_per_call(step_function(model, inputs, target, device), device,
+                                             min_time=1.0) * 1e3
+        rows.append((name, times["cpu"], times["axon"]))
+    print_table("Training steps: time per step (target axon/cpu <= 1.10)", rows, "ms", "axon/cpu")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
