@@ -29,35 +29,44 @@ def to_cpu(value: Any) -> Any:
     return value
 
 
-def to_axon(value: Any) -> Any:
-    """CPU tensors (inside any container) moved to axon, keeping requires_grad."""
+def to_axon(value: Any, storages: dict | None = None) -> Any:
+    """CPU tensors (inside any container) moved to axon, keeping requires_grad.
+
+    Tensors that share a CPU storage share one axon storage too (`storages`
+    maps CPU storage addresses to axon storages), so samples that test
+    aliasing between arguments (out= overlapping an input) keep it.
+    """
+    storages = {} if storages is None else storages
     if isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
             return value
-        moved = _same_layout_on_axon(value.detach())
+        moved = _same_layout_on_axon(value.detach(), storages)
         return moved.requires_grad_(value.requires_grad) if value.is_leaf or not value.requires_grad else moved
     if isinstance(value, torch.device) and value.type == "cpu":
         return torch.device("axon")
     if isinstance(value, str) and value == "cpu":
         return "axon"
     if isinstance(value, (list, tuple)):
-        return type(value)(to_axon(v) for v in value) if not hasattr(value, "_fields") else type(value)(
-            *(to_axon(v) for v in value))
+        moved = [to_axon(v, storages) for v in value]
+        return type(value)(*moved) if hasattr(value, "_fields") else type(value)(moved)
     if isinstance(value, dict):
-        return {k: to_axon(v) for k, v in value.items()}
+        return {k: to_axon(v, storages) for k, v in value.items()}
     return value
 
 
-def _same_layout_on_axon(tensor: torch.Tensor) -> torch.Tensor:
+def _same_layout_on_axon(tensor: torch.Tensor, storages: dict) -> torch.Tensor:
     """An axon copy with the same storage, offset and strides (as_strided semantics depend on them)."""
     if tensor.layout != torch.strided or tensor.is_conj() or tensor.is_neg():
         return tensor.to("axon")
     storage = tensor.untyped_storage()
+    key = (storage.data_ptr(), storage.nbytes())
+    if key not in storages or storage.nbytes() == 0:
+        device_storage = torch.empty(storage.nbytes(), dtype=torch.uint8, device="axon").untyped_storage()
+        if storage.nbytes():
+            device_storage.copy_(storage)
+        storages[key] = device_storage
     on_axon = torch.empty(0, dtype=tensor.dtype, device="axon")
-    device_storage = torch.empty(storage.nbytes(), dtype=torch.uint8, device="axon").untyped_storage()
-    if storage.nbytes():
-        device_storage.copy_(storage)
-    return on_axon.set_(device_storage, tensor.storage_offset(), tensor.shape, tensor.stride())
+    return on_axon.set_(storages[key], tensor.storage_offset(), tensor.shape, tensor.stride())
 
 
 def assert_same(axon_value: Any, cpu_value: Any, *, check_strides: bool, where: str = "output") -> None:

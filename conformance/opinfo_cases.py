@@ -41,8 +41,10 @@ def _move(sample):
     """The sample with every tensor (and every `device="cpu"` argument) moved to axon."""
     from torch.testing._internal.opinfo.core import SampleInput
 
+    storages: dict = {}
     with torch.no_grad():
-        return SampleInput(to_axon(sample.input), args=to_axon(sample.args), kwargs=to_axon(sample.kwargs),
+        return SampleInput(to_axon(sample.input, storages), args=to_axon(sample.args, storages),
+                           kwargs=to_axon(sample.kwargs, storages),
                            output_process_fn_grad=sample.output_process_fn_grad,
                            broadcasts_input=sample.broadcasts_input, name=sample.name)
 

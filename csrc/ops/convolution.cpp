@@ -41,12 +41,13 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   const at::Tensor meta_output = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride,
                                                  padding, dilation, transposed, output_padding, groups);
   at::Tensor output = allocate_like(meta_output, input.device());
+  HostAliases aliases;
   std::optional<at::Tensor> bias_alias;
-  if (bias.has_value() && bias->defined()) bias_alias = host_alias(*bias);
+  if (bias.has_value() && bias->defined()) bias_alias = aliases.alias(*bias);
   launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_overrideable",
                    [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
-                    output_padding = output_padding.vec(), input_alias = host_alias(input),
-                    weight_alias = host_alias(weight), output_alias = host_alias(output)]() {
+                    output_padding = output_padding.vec(), input_alias = aliases.alias(input),
+                    weight_alias = aliases.alias(weight), output_alias = aliases.alias(output)]() {
                      output_alias.copy_(at::convolution(input_alias, weight_alias, bias_alias, stride, padding,
                                                         dilation, transposed, output_padding, groups));
                    });
@@ -65,12 +66,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   at::Tensor grad_input = allocate_like(meta_input, input.device());
   at::Tensor grad_weight = allocate_like(meta_weight, input.device());
   at::Tensor grad_bias = allocate_like(meta_bias, input.device());
+  HostAliases aliases;
   launch_on_stream(
       current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable",
       [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
-       output_padding = output_padding.vec(), grad_output_alias = host_alias(grad_output),
-       input_alias = host_alias(input), weight_alias = host_alias(weight), grad_input_alias = host_alias(grad_input),
-       grad_weight_alias = host_alias(grad_weight), grad_bias_alias = host_alias(grad_bias)]() {
+       output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
+       input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
+       grad_input_alias = aliases.alias(grad_input), grad_weight_alias = aliases.alias(grad_weight),
+       grad_bias_alias = aliases.alias(grad_bias)]() {
         const auto [input_result, weight_result, bias_result] =
             at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride, padding,
                                      dilation, transposed, output_padding, groups, output_mask);

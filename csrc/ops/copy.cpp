@@ -51,7 +51,8 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
                "copying between axon tensors");
     return;
   }
-  launch_on_stream(stream, "aten::copy_", [dst_alias = host_alias(dst), src_alias = host_alias(src)]() mutable {
+  HostAliases aliases;  // shared: copies between overlapping views stay correct
+  launch_on_stream(stream, "aten::copy_", [dst_alias = aliases.alias(dst), src_alias = aliases.alias(src)]() mutable {
     dst_alias.copy_(src_alias);
   });
 }

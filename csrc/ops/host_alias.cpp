@@ -1,35 +1,50 @@
 #include "ops/host_alias.h"
 
-#include <ATen/ops/empty.h>
-#include <ATen/ops/empty_strided.h>
-#include <ATen/ops/from_blob.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/core/TensorImpl.h>
 
 #include "core/check.h"
 #include "ops/argument_tensors.h"
 
 namespace axon {
 
-at::Tensor host_alias(const at::Tensor& tensor) {
+c10::Storage HostAliases::host_storage(const c10::Storage& device_storage) {
+  const c10::StorageImpl* key = device_storage.unsafeGetStorageImpl();
+  for (const auto& [impl, storage] : storages_) {
+    if (impl == key) return storage;
+  }
+  void* host_data = nullptr;
+  if (device_storage.data() != nullptr) {
+    AXON_CHECK(axon_memory_host_view(device_storage.data(), &host_data), "mapping device memory for a kernel");
+  }
+  c10::Storage storage(c10::Storage::use_byte_size_t(), device_storage.nbytes(),
+                       c10::DataPtr(host_data, c10::Device(c10::kCPU)), /*allocator=*/nullptr,
+                       /*resizable=*/false);
+  storages_.emplace_back(key, storage);
+  return storage;
+}
+
+at::Tensor HostAliases::alias(const at::Tensor& tensor) {
   if (!tensor.defined() || !tensor.is_privateuseone()) {
     return tensor;
   }
-  const auto options = tensor.options().device(c10::kCPU).requires_grad(false);
-  const void* device_data = tensor.storage().data();
-  if (device_data == nullptr || tensor.numel() == 0) {
-    return at::empty_strided(tensor.sizes(), tensor.strides(), options);
-  }
-  void* host_data = nullptr;
-  AXON_CHECK(axon_memory_host_view(device_data, &host_data), "mapping device memory for a kernel");
-  char* first_element = static_cast<char*>(host_data) + tensor.storage_offset() * tensor.element_size();
-  at::Tensor alias = at::from_blob(first_element, tensor.sizes(), tensor.strides(), options);
+  auto impl = c10::make_intrusive<c10::TensorImpl>(host_storage(tensor.storage()),
+                                                   c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
+  impl->set_sizes_and_strides(tensor.sizes(), tensor.strides(), tensor.storage_offset());
+  at::Tensor alias(std::move(impl));
   // Lazy conjugation / negation are flags on the tensor, not in the bytes.
   alias._set_conj(tensor.is_conj());
   alias._set_neg(tensor.is_neg());
   return alias;
 }
 
-c10::IValue host_alias_ivalue(const c10::IValue& value) {
-  return map_tensors(value, host_alias);
+c10::IValue HostAliases::alias(const c10::IValue& value) {
+  return map_tensors(value, [this](const at::Tensor& tensor) { return alias(tensor); });
+}
+
+at::Tensor host_alias(const at::Tensor& tensor) {
+  HostAliases aliases;
+  return aliases.alias(tensor);
 }
 
 }  // namespace axon

@@ -10,15 +10,32 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
+#include <utility>
+#include <vector>
+
 namespace axon {
 
-// CPU alias of an axon tensor (same sizes, strides, dtype, bytes). CPU
-// tensors (e.g. wrapped scalars) are returned unchanged; undefined stays
-// undefined.
-at::Tensor host_alias(const at::Tensor& tensor);
+// Aliases for the arguments of one kernel call. Axon tensors sharing a
+// storage get aliases sharing one CPU storage, so ATen's overlap checks
+// (out= overlapping an input, in-place on an expanded view) see what they
+// would see on the CPU.
+class HostAliases {
+ public:
+  // CPU alias of an axon tensor (same sizes, strides, offset, dtype, bytes,
+  // conj/neg flags). CPU tensors (e.g. wrapped scalars) are returned
+  // unchanged; undefined stays undefined.
+  at::Tensor alias(const at::Tensor& tensor);
 
-// host_alias applied to every tensor inside an operator argument (tensor,
-// tensor list, list of optional tensors, optional tensor).
-c10::IValue host_alias_ivalue(const c10::IValue& value);
+  // alias() applied to every tensor inside an operator argument.
+  c10::IValue alias(const c10::IValue& value);
+
+ private:
+  c10::Storage host_storage(const c10::Storage& device_storage);
+
+  std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages_;
+};
+
+// One-off alias of a single tensor.
+at::Tensor host_alias(const at::Tensor& tensor);
 
 }  // namespace axon

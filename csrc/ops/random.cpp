@@ -187,9 +187,10 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   if (input.numel() == 0) {
     return {output, mask};
   }
-  const at::Tensor input_alias = host_alias(input);
-  const at::Tensor output_alias = host_alias(output);
-  const at::Tensor mask_alias = host_alias(mask);
+  HostAliases aliases;
+  const at::Tensor input_alias = aliases.alias(input);
+  const at::Tensor output_alias = aliases.alias(output);
+  const at::Tensor mask_alias = aliases.alias(mask);
   launch_on_stream(current_stream_handle(input.device().index()), "aten::native_dropout",
                    [=, seed = seed, first = first]() {
     const at::Tensor source = input_alias.contiguous();

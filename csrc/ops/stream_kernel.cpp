@@ -65,16 +65,16 @@ c10::IValue allocate_like_meta_ivalue(const c10::IValue& meta, c10::Device devic
   return list;
 }
 
-// Brings an out= argument to the shape the meta run resized its twin to.
+// Brings an out= argument to the shape the meta run resized its twin to
+// (resize_ makes it contiguous, as ATen's resize_output does). Outputs whose
+// shape already fits keep their strides: the CPU kernel handles them, and
+// rejects internally overlapping ones as on the CPU.
 void resize_like_meta(const c10::IValue& real, const c10::IValue& meta) {
   if (real.isTensor() && meta.isTensor()) {
     const at::Tensor& tensor = real.toTensor();
     const at::Tensor& shape = meta.toTensor();
     if (tensor.defined() && tensor.sizes() != shape.sizes()) {
       tensor.resize_(shape.sizes());
-    }
-    if (tensor.defined() && tensor.strides() != shape.strides() && tensor.sizes() == shape.sizes()) {
-      tensor.as_strided_(shape.sizes(), shape.strides(), tensor.storage_offset());
     }
   } else if (real.isTensorList() && meta.isTensorList()) {
     auto reals = real.toTensorList();
@@ -118,11 +118,11 @@ void substitute_generator(torch::jit::Stack& cpu_args, const OperatorPlan& plan,
   slot = at::detail::createCPUGenerator(mixed);
 }
 
-torch::jit::Stack host_aliases(c10::ArrayRef<c10::IValue> args) {
-  torch::jit::Stack aliases;
-  aliases.reserve(args.size());
-  for (const auto& arg : args) aliases.push_back(host_alias_ivalue(arg));
-  return aliases;
+torch::jit::Stack host_aliases(c10::ArrayRef<c10::IValue> args, HostAliases& aliases) {
+  torch::jit::Stack stack;
+  stack.reserve(args.size());
+  for (const auto& arg : args) stack.push_back(aliases.alias(arg));
+  return stack;
 }
 
 void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) {
@@ -136,6 +136,22 @@ void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) 
 }
 
 // ---- execution strategies -------------------------------------------------
+
+// Whether a tensor in argument `index` shares storage with another argument
+// (then the CPU kernel must see the real aliasing, to reject overlaps).
+bool shares_storage_with_others(c10::ArrayRef<c10::IValue> args, size_t index) {
+  bool shared = false;
+  for_each_tensor(args[index], [&](const at::Tensor& mine) {
+    if (!mine.defined() || !mine.has_storage()) return;
+    for (size_t other = 0; other < args.size(); ++other) {
+      if (other == index) continue;
+      for_each_tensor(args[other], [&](const at::Tensor& theirs) {
+        if (theirs.defined() && theirs.has_storage() && theirs.storage().is_alias_of(mine.storage())) shared = true;
+      });
+    }
+  });
+  return shared;
+}
 
 // Brings an axon tensor to the shape and contents its host copy ended with.
 void write_back(const c10::IValue& original, const c10::IValue& host_copy) {
@@ -163,10 +179,13 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
   const std::vector<c10::IValue> originals(args.begin(), args.end());
   torch::jit::Stack cpu_stack;
   cpu_stack.reserve(num_args);
+  HostAliases aliases;
+  std::vector<bool> worked_on_copy(num_args, false);
   for (size_t i = 0; i < num_args; ++i) {
-    cpu_stack.push_back(plan.argument_is_mutable[i]
-                            ? map_tensors(args[i], [](const at::Tensor& t) { return t.cpu(); })
-                            : host_alias_ivalue(args[i]));
+    const bool work_on_copy = plan.argument_is_mutable[i] && !shares_storage_with_others(args, i);
+    worked_on_copy[i] = work_on_copy;
+    cpu_stack.push_back(work_on_copy ? map_tensors(args[i], [](const at::Tensor& t) { return t.cpu(); })
+                                     : aliases.alias(args[i]));
   }
   substitute_generator(cpu_stack, plan, device, largest_numel(args));
   const std::vector<c10::IValue> host_arguments(cpu_stack.begin(), cpu_stack.end());
@@ -175,7 +194,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     op.callBoxed(cpu_stack);
   }
   for (size_t i = 0; i < num_args; ++i) {
-    if (plan.argument_is_mutable[i]) write_back(originals[i], host_arguments[i]);
+    if (worked_on_copy[i]) write_back(originals[i], host_arguments[i]);
   }
   torch::jit::drop(*stack, num_args);
   for (size_t i = 0; i < cpu_stack.size(); ++i) {
@@ -227,7 +246,8 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
   }
 
-  torch::jit::Stack cpu_stack = host_aliases(args);
+  HostAliases aliases;
+  torch::jit::Stack cpu_stack = host_aliases(args, aliases);
   int64_t numel = largest_numel(args);
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
@@ -237,7 +257,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       : plan.strategy;
   switch (strategy) {
     case Strategy::kOutVariant: {
-      for (const auto& result : results) cpu_stack.push_back(host_alias_ivalue(result));
+      for (const auto& result : results) cpu_stack.push_back(aliases.alias(result));
       launch_on_stream(stream, plan.name.c_str(),
                        [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() mutable {
                          out_op.callBoxed(cpu_stack);
@@ -252,7 +272,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     case Strategy::kCopyBack: {
       std::vector<c10::IValue> result_aliases;
       for (size_t i = 0; i < results.size(); ++i) {
-        result_aliases.push_back(plan.return_argument[i] >= 0 ? c10::IValue() : host_alias_ivalue(results[i]));
+        result_aliases.push_back(plan.return_argument[i] >= 0 ? c10::IValue() : aliases.alias(results[i]));
       }
       launch_on_stream(stream, plan.name.c_str(),
                        [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() mutable {
