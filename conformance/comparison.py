@@ -44,8 +44,6 @@ def to_axon(value: Any, storages: dict | None = None) -> Any:
         return moved.requires_grad_(value.requires_grad) if value.is_leaf or not value.requires_grad else moved
     if isinstance(value, torch.device) and value.type == "cpu":
         return torch.device("axon")
-    if isinstance(value, str) and value == "cpu":
-        return "axon"
     if isinstance(value, (list, tuple)):
         moved = [to_axon(v, storages) for v in value]
         return type(value)(*moved) if hasattr(value, "_fields") else type(value)(moved)

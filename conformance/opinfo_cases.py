@@ -26,6 +26,16 @@ RANDOM_OPERATORS = {
     "nn.functional.scaled_dot_product_attention", "torch._scaled_mm",
 }
 
+# Arguments a sample must keep on the CPU, by OpInfo name and position in
+# sample.args (the operator requires a host tensor there, on every device).
+CPU_RESIDENT_ARGUMENTS = {"tensor_split": {0}}
+
+# Operators axon does not support yet, with the one-line reason reported.
+AXON_SKIPS = {
+    "sparse layouts (COO/CSR/BSR) are not supported on axon yet; dense tensors only": (
+        lambda op: op.name.startswith("sparse.") or op.name in {"to_sparse"}),
+}
+
 ALL_CHECKS = ("values", "noncontiguous", "inplace", "out", "errors", "gradients", "forward_ad", "native")
 
 
@@ -42,11 +52,15 @@ def _move(sample):
     from torch.testing._internal.opinfo.core import SampleInput
 
     storages: dict = {}
+    resident = CPU_RESIDENT_ARGUMENTS.get(_current_operator, set())
     with torch.no_grad():
-        return SampleInput(to_axon(sample.input, storages), args=to_axon(sample.args, storages),
-                           kwargs=to_axon(sample.kwargs, storages),
+        args = tuple(arg if index in resident else to_axon(arg, storages) for index, arg in enumerate(sample.args))
+        return SampleInput(to_axon(sample.input, storages), args=args, kwargs=to_axon(sample.kwargs, storages),
                            output_process_fn_grad=sample.output_process_fn_grad,
                            broadcasts_input=sample.broadcasts_input, name=sample.name)
+
+
+_current_operator = ""  # the OpInfo name being run, for CPU_RESIDENT_ARGUMENTS
 
 
 def _call_axon(function: Callable, sample) -> Any:
@@ -272,7 +286,12 @@ def _drain() -> None:
 def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples: int | None = None,
                  checks: Iterable[str] = ALL_CHECKS) -> list[Result]:
     """All results for one OpInfo."""
+    global _current_operator
+    _current_operator = op.name
     label = operator_label(op)
+    for reason, applies in AXON_SKIPS.items():
+        if applies(op):
+            return [Result(label, "values", "-", Outcome.SKIPPED_AXON, reason)]
     checks = set(checks)
     random = op.name in RANDOM_OPERATORS
     results: list[Result] = []

@@ -42,4 +42,14 @@ c10::IValue map_tensors(const c10::IValue& value, F&& map) {
   return value;
 }
 
+// An axon device argument (factories: `device=`) retargeted to `type`, so the
+// meta and CPU runs of a factory do not dispatch back to axon. Other values
+// pass through.
+inline c10::IValue retarget_device(const c10::IValue& value, c10::DeviceType type) {
+  if (value.isDevice() && value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+    return c10::Device(type);
+  }
+  return value;
+}
+
 }  // namespace axon

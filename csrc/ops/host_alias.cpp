@@ -39,6 +39,7 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor) {
 }
 
 c10::IValue HostAliases::alias(const c10::IValue& value) {
+  if (value.isDevice()) return retarget_device(value, c10::kCPU);
   return map_tensors(value, [this](const at::Tensor& tensor) { return alias(tensor); });
 }
 

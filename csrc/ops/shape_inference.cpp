@@ -171,8 +171,9 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   torch::jit::Stack stand_ins;
   stand_ins.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    stand_ins.push_back(static_cast<int>(i) == plan.generator_argument ? c10::IValue()
-                                                                        : map_tensors(args[i], stand_in));
+    stand_ins.push_back(static_cast<int>(i) == plan.generator_argument
+                            ? c10::IValue()
+                            : retarget_device(map_tensors(args[i], stand_in), c10::kCPU));
   }
   torch::jit::Stack functional = stand_ins;
   try {
@@ -203,7 +204,7 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   auto outcome = std::make_shared<MetaOutcome>();
   torch::jit::Stack stack;
   stack.reserve(args.size());
-  for (const auto& arg : args) stack.push_back(map_tensors(arg, to_meta));
+  for (const auto& arg : args) stack.push_back(retarget_device(map_tensors(arg, to_meta), c10::kMeta));
   outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
   try {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
