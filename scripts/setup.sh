@@ -22,10 +22,11 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import torch, yaml, pytest, numpy; assert torch.__version__.startswith('2.13.0')" 2>/dev/null; then
+if ! .venv/bin/python -c "import torch, yaml, pytest, numpy, expecttest; assert torch.__version__.startswith('2.13.0')" 2>/dev/null; then
   echo "setup: installing torch==2.13.0 and test tools into .venv"
   .venv/bin/pip install -q --upgrade pip setuptools wheel
-  .venv/bin/pip install -q "torch==2.13.0" pyyaml pytest numpy
+  # expecttest and hypothesis: needed by torch.testing._internal (OpInfo database).
+  .venv/bin/pip install -q "torch==2.13.0" pyyaml pytest numpy expecttest hypothesis
 fi
 
 echo "setup: building torch_axon"

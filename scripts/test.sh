@@ -16,5 +16,8 @@ echo "== torch_axon (Python) =="
 echo "== torch_axon under AXON_LAUNCH_BLOCKING=1 =="
 AXON_LAUNCH_BLOCKING=1 .venv/bin/python -m pytest tests/test_operators.py tests/test_random.py -q "$@"
 
+echo "== operator conformance (deterministic OpInfo sample; full run: python -m conformance.report --full) =="
+.venv/bin/python -m conformance.report --sample --min-pass-rate 0.99
+
 echo "== main job (short) =="
 .venv/bin/python examples/train.py --steps 10

@@ -20,6 +20,7 @@
 #include "ops/cpu_fallback.h"
 #include "ops/generic_operators.h"
 #include "ops/random.h"
+#include "ops/recurrent_cells.h"
 #include "ops/stream_kernel.h"
 #include "ops/tensor_factories.h"
 #include "ops/tensor_storage.h"
@@ -65,6 +66,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Convolution: PyTorch sends out-of-tree backends to the overrideable ops.
   m.impl("convolution_overrideable", TORCH_FN(convolution_overrideable));
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward_overrideable));
+
+  // Fused recurrent cells: PyTorch's LSTM/GRU call them on accelerators.
+  m.impl("_thnn_fused_lstm_cell", TORCH_FN(fused_lstm_cell));
+  m.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(fused_lstm_cell_backward));
+  m.impl("_thnn_fused_gru_cell", TORCH_FN(fused_gru_cell));
+  m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(fused_gru_cell_backward));
 
   // Everything else with an axon kernel: the generic stream kernel.
   for (const char* name : kGenericOperators) {

@@ -4,6 +4,8 @@
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/zeros_like.h>
 
+#include <c10/util/Exception.h>
+
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -166,8 +168,16 @@ c10::IValue non_resizable_like(const c10::IValue& meta) {
 // if not, the call runs the functional kernel and copies instead. Any
 // failure on stand-ins (a zero input the kernel rejects, say) keeps meta's
 // answer.
+// Swallows warnings: stand-in runs are an implementation detail, and their
+// warnings (e.g. about resized outputs) are not about the user's call.
+struct QuietWarnings final : c10::WarningHandler {
+  void process(const c10::Warning& /*warning*/) override {}
+};
+
 void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
                         MetaOutcome& outcome) {
+  QuietWarnings quiet;
+  c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
   torch::jit::Stack stand_ins;
   stand_ins.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {

@@ -1,0 +1,35 @@
+"""The conformance harness itself: core operators pass every check on axon."""
+
+import pytest
+import torch
+
+from conformance.opinfo_cases import run_operator
+from conformance.results import Outcome
+from conformance.selection import operators
+
+CORE = ["add", "mul", "matmul", "sum", "softmax", "nn.functional.layer_norm", "nn.functional.conv2d",
+        "index_put", "nonzero", "masked_select", "linalg.svd", "nn.functional.embedding", "where"]
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_core_operator_conforms(name):
+    op = next(op for op in operators() if op.name == name)
+    results = run_operator(op, dtypes=[torch.float32, torch.float64, torch.bfloat16], max_samples=4)
+    failures = [f"{r.key}: {r.detail}" for r in results if r.outcome == Outcome.FAILED]
+    assert not failures, "\n".join(failures)
+    checks = {r.check for r in results if r.outcome == Outcome.PASSED}
+    assert {"values", "noncontiguous", "native"} <= checks
+
+
+def test_harness_detects_a_wrong_kernel(monkeypatch):
+    """A kernel that returns wrong values must fail the harness (it is not vacuous)."""
+    op = next(op for op in operators() if op.name == "neg")
+    real = op.op
+
+    def wrong_on_axon(x, *args, **kwargs):
+        result = real(x, *args, **kwargs)
+        return result + 1 if result.device.type == "axon" else result
+
+    monkeypatch.setattr(op, "op", wrong_on_axon)
+    results = run_operator(op, dtypes=[torch.float32], max_samples=2, checks=["values"])
+    assert any(r.outcome == Outcome.FAILED for r in results)
