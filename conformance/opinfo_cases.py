@@ -55,7 +55,10 @@ def _move(sample):
     resident = CPU_RESIDENT_ARGUMENTS.get(_current_operator, set())
     with torch.no_grad():
         args = tuple(arg if index in resident else to_axon(arg, storages) for index, arg in enumerate(sample.args))
-        return SampleInput(to_axon(sample.input, storages), args=args, kwargs=to_axon(sample.kwargs, storages),
+        kwargs = to_axon(sample.kwargs, storages)
+        if kwargs.get("device") == "cpu":  # factories name their device as a string too
+            kwargs["device"] = "axon"
+        return SampleInput(to_axon(sample.input, storages), args=args, kwargs=kwargs,
                            output_process_fn_grad=sample.output_process_fn_grad,
                            broadcasts_input=sample.broadcasts_input, name=sample.name)
 
@@ -83,11 +86,33 @@ def _compare_call(function: Callable, sample, *, random: bool, check_strides: bo
             raise Mismatch(f"CPU raised {type(cpu_error).__name__}, axon raised "
                            f"{type(axon_error).__name__}: {str(axon_error)[:200]}") from None
         raise Mismatch(f"CPU raised {type(cpu_error).__name__} ({str(cpu_error)[:120]}), axon did not") from None
-    actual = _call_axon(function, _move(sample))
+    moved = _move(sample)
+    actual = _call_axon(function, moved)
     if random:
         _assert_same_metadata(actual, expected)
     else:
-        assert_same(actual, expected, check_strides=check_strides)
+        assert_same(actual, expected, check_strides=check_strides, expect_axon=_mentions_axon(moved))
+
+
+def _mentions_axon(sample) -> bool:
+    """Whether the call involves axon at all (a factory without device= stays on the CPU)."""
+    found = False
+
+    def visit(value):
+        nonlocal found
+        if isinstance(value, torch.Tensor) and value.device.type == "axon":
+            found = True
+        elif isinstance(value, torch.device) and value.type == "axon" or value == "axon":
+            found = True
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+
+    visit([sample.input, sample.args, sample.kwargs])
+    return found
 
 
 def _assert_same_metadata(actual: Any, expected: Any) -> None:

@@ -142,6 +142,7 @@ std::mutex cache_mutex;
 std::unordered_map<std::vector<int64_t>, std::shared_ptr<const MetaOutcome>, KeyHash> cache;
 
 at::Tensor meta_with_strides_of(const at::Tensor& result) {
+  if (!result.defined()) return at::Tensor();
   return at::empty_strided(result.sizes(), result.strides(), result.options().device(c10::kMeta));
 }
 
@@ -153,6 +154,7 @@ at::Tensor stand_in(const at::Tensor& tensor) {
 
 c10::IValue non_resizable_like(const c10::IValue& meta) {
   return map_tensors(meta, [](const at::Tensor& shape) {
+    if (!shape.defined()) return at::Tensor();
     at::Tensor out = at::zeros_like(shape, shape.options().device(c10::kCPU), c10::MemoryFormat::Preserve);
     out.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl()->set_resizable(false);
     return out;
@@ -199,6 +201,12 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
     }
   }
   if (plan.strategy != Strategy::kOutVariant) return;
+  for (const auto& result : outcome.returns) {
+    if (result.isTensor() && !result.toTensor().defined()) {
+      outcome.avoid_out_variant = true;  // an `.out` overload cannot take "no output"
+      return;
+    }
+  }
   torch::jit::Stack with_outputs(stand_ins.begin(), stand_ins.end());
   for (const auto& result : outcome.returns) with_outputs.push_back(non_resizable_like(result));
   try {

@@ -52,6 +52,7 @@ c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> a
 }
 
 at::Tensor allocate_like_meta(const at::Tensor& meta, c10::Device device) {
+  if (!meta.defined()) return at::Tensor();  // e.g. a gradient output_mask left out
   return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
 }
 
@@ -127,7 +128,7 @@ torch::jit::Stack host_aliases(c10::ArrayRef<c10::IValue> args, HostAliases& ali
 
 void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) {
   if (destination_alias.isTensor()) {
-    destination_alias.toTensor().copy_(result.toTensor());
+    if (destination_alias.toTensor().defined()) destination_alias.toTensor().copy_(result.toTensor());
     return;
   }
   auto destinations = destination_alias.toTensorList();
