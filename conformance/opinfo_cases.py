@@ -73,19 +73,25 @@ def _call_axon(function: Callable, sample) -> Any:
     return result
 
 
+def _expect_same_error(cpu_error: Exception, run_on_axon: Callable[[], Any], what: str = "") -> None:
+    """The CPU refused the call: axon must refuse it with the same exception type."""
+    try:
+        run_on_axon()
+    except type(cpu_error):
+        return
+    except Exception as axon_error:
+        raise Mismatch(f"{what}CPU raised {type(cpu_error).__name__}, axon raised "
+                       f"{type(axon_error).__name__}: {str(axon_error)[:200]}") from None
+    raise Mismatch(f"{what}CPU raised {type(cpu_error).__name__} ({str(cpu_error)[:120]}), axon did not") from None
+
+
 def _compare_call(function: Callable, sample, *, random: bool, check_strides: bool = True) -> None:
     """Runs `function` on the CPU sample and on its axon copy; both must agree, including on errors."""
     try:
         expected = _call(function, sample)
-    except Exception as cpu_error:  # the CPU refuses: axon must refuse the same way
-        try:
-            _call_axon(function, _move(sample))
-        except type(cpu_error):
-            return
-        except Exception as axon_error:
-            raise Mismatch(f"CPU raised {type(cpu_error).__name__}, axon raised "
-                           f"{type(axon_error).__name__}: {str(axon_error)[:200]}") from None
-        raise Mismatch(f"CPU raised {type(cpu_error).__name__} ({str(cpu_error)[:120]}), axon did not") from None
+    except Exception as cpu_error:
+        _expect_same_error(cpu_error, lambda: _call_axon(function, _move(sample)))
+        return
     moved = _move(sample)
     actual = _call_axon(function, moved)
     if random:
@@ -139,14 +145,8 @@ def _inplace_check(op, sample, *, random: bool) -> None:
     try:
         expected, expected_target = run(sample)
     except Exception as cpu_error:
-        try:
-            run(_move(sample))
-        except type(cpu_error):
-            return
-        except Exception as axon_error:
-            raise Mismatch(f"in-place: CPU raised {type(cpu_error).__name__}, axon raised "
-                           f"{type(axon_error).__name__}: {str(axon_error)[:200]}") from None
-        raise Mismatch(f"in-place: CPU raised {type(cpu_error).__name__}, axon did not") from None
+        _expect_same_error(cpu_error, lambda: run(_move(sample)), "in-place: ")
+        return
     actual, actual_target = run(_move(sample))
     if random:
         _assert_same_metadata(actual_target, expected_target)
@@ -175,12 +175,8 @@ def _out_check(op, sample, *, random: bool) -> None:
         op(sample.input, *sample.args, **sample.kwargs, out=cpu_out)
     except Exception as cpu_error:
         moved = _move(sample)
-        try:
-            op(moved.input, *moved.args, **moved.kwargs, out=axon_out)
-            torch.axon.synchronize()
-        except type(cpu_error):
-            return
-        raise Mismatch(f"out=: CPU raised {type(cpu_error).__name__}, axon did not") from None
+        _expect_same_error(cpu_error, lambda: _call_axon(lambda *a, **k: op(*a, **k, out=axon_out), moved), "out=: ")
+        return
     moved = _move(sample)
     op(moved.input, *moved.args, **moved.kwargs, out=axon_out)
     torch.axon.synchronize()
