@@ -41,7 +41,9 @@ def to_axon(value: Any, storages: dict | None = None) -> Any:
         if value.device.type != "cpu":
             return value
         moved = _same_layout_on_axon(value.detach(), storages)
-        return moved.requires_grad_(value.requires_grad) if value.is_leaf or not value.requires_grad else moved
+        # A fresh leaf either way: the CPU tensor's history stays on the CPU.
+        return moved.requires_grad_(value.requires_grad) if moved.is_floating_point() or moved.is_complex() \
+            else moved
     if isinstance(value, torch.device) and value.type == "cpu":
         return torch.device("axon")
     if isinstance(value, (list, tuple)):

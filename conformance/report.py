@@ -24,7 +24,7 @@ import time
 
 from .native_kernels import operators_without_native_kernel
 from .results import Outcome
-from .selection import operators
+from .selection import entries, entry_label
 
 
 def run_slice(start: int, stop: int, mode: str, output: pathlib.Path) -> subprocess.Popen:
@@ -35,8 +35,8 @@ def run_slice(start: int, stop: int, mode: str, output: pathlib.Path) -> subproc
 
 
 def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
-    ops = operators()
-    indices = [i for i, op in enumerate(ops) if only is None or op.name in only]
+    everything = entries()
+    indices = [i for i, (_, info) in enumerate(everything) if only is None or info.name in only]
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as directory:
         pending = collections.deque(indices)
@@ -78,8 +78,9 @@ def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
                 rows.extend(slice_rows)
                 if process.returncode != 0 or len(done) < len(batch):
                     crashed = started if started is not None and started not in done else batch[0]
-                    rows = [r for r in rows if not (r["operator"] == _label(ops[crashed]))]
-                    rows.append({"operator": _label(ops[crashed]), "check": "process", "dtype": "-",
+                    crashed_label = entry_label(*everything[crashed])
+                    rows = [r for r in rows if r["operator"] != crashed_label]
+                    rows.append({"operator": crashed_label, "check": "process", "dtype": "-",
                                  "outcome": Outcome.FAILED.value,
                                  "detail": f"crashed the worker (exit {process.returncode}): "
                                            f"{(process.stderr.read() or '')[-200:]!r}"})
@@ -87,10 +88,6 @@ def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
                     for index in reversed(rest):
                         pending.appendleft(index)
     return rows
-
-
-def _label(op) -> str:
-    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
 
 
 def summarize(rows: list[dict], mode: str, seconds: float) -> tuple[str, dict]:
@@ -108,7 +105,8 @@ def summarize(rows: list[dict], mode: str, seconds: float) -> tuple[str, dict]:
     lines = [
         f"# Axon operator coverage ({mode} run)",
         "",
-        f"Command: `python -m conformance.report --{mode}`; {len({r['operator'] for r in rows})} OpInfo entries, "
+        f"Command: `python -m conformance.report --{mode}`; {len({r['operator'] for r in rows})} entries "
+        f"(op_db, module_db as `module:`, optim_db as `optim:`), "
         f"{seconds / 60:.1f} minutes on this machine.",
         "",
         "| results | passed | failed | skipped (general) | skipped (axon-specific) | pass rate (non-skipped) "

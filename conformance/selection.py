@@ -15,6 +15,22 @@ def operators() -> list:
     return sorted(op_db, key=lambda op: (op.name, op.variant_test_name))
 
 
+@functools.lru_cache(maxsize=1)
+def entries() -> list[tuple[str, object]]:
+    """Everything the harness runs: ("op", OpInfo), ("module", ModuleInfo), ("optim", OptimizerInfo)."""
+    from torch.testing._internal.common_modules import module_db
+    from torch.testing._internal.common_optimizers import optim_db
+
+    return ([("op", op) for op in operators()] + [("module", m) for m in sorted(module_db, key=lambda m: m.name)]
+            + [("optim", o) for o in sorted(optim_db, key=lambda o: o.name)])
+
+
+def entry_label(kind: str, info) -> str:
+    if kind == "op":
+        return f"{info.name}.{info.variant_test_name}" if info.variant_test_name else info.name
+    return f"{kind if kind == 'module' else 'optim'}:{info.name}"
+
+
 def sample_settings(op) -> dict:
     """The CI sample: every operator, one dtype (float32 when the CPU supports it), two samples each."""
     supported = op.supported_dtypes("cpu")

@@ -1,4 +1,4 @@
-"""Runs a slice of op_db and streams results as JSON lines (one process per slice).
+"""Runs a slice of the harness's entries (op_db, module_db, optim_db) and streams results as JSON lines.
 
     python -m conformance.worker --start 0 --stop 50 --mode sample --output results.jsonl
 
@@ -15,8 +15,10 @@ import sys
 
 import torch
 
+from .module_cases import run_module
 from .opinfo_cases import run_operator
-from .selection import operators, sample_settings
+from .optimizer_cases import run_optimizer
+from .selection import entries, sample_settings
 
 
 def main() -> int:
@@ -26,14 +28,20 @@ def main() -> int:
     parser.add_argument("--mode", choices=["sample", "full"], required=True)
     parser.add_argument("--output", required=True)
     args = parser.parse_args()
-    ops = operators()
+    everything = entries()
     with open(args.output, "a", encoding="utf-8") as output:
-        for index in range(args.start, min(args.stop, len(ops))):
-            op = ops[index]
+        for index in range(args.start, min(args.stop, len(everything))):
+            kind, info = everything[index]
             output.write(json.dumps({"start": index}) + "\n")
             output.flush()
-            settings = sample_settings(op) if args.mode == "sample" else {}
-            for result in run_operator(op, **settings):
+            if kind == "op":
+                results = run_operator(info, **(sample_settings(info) if args.mode == "sample" else {}))
+            elif kind == "module":
+                results = run_module(info, **({"dtypes": (torch.float32,), "max_inputs": 2}
+                                              if args.mode == "sample" else {}))
+            else:
+                results = run_optimizer(info)
+            for result in results:
                 row = dataclasses.asdict(result)
                 row["outcome"] = result.outcome.value
                 output.write(json.dumps(row) + "\n")

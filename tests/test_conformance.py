@@ -33,3 +33,26 @@ def test_harness_detects_a_wrong_kernel(monkeypatch):
     monkeypatch.setattr(op, "op", wrong_on_axon)
     results = run_operator(op, dtypes=[torch.float32], max_samples=2, checks=["values"])
     assert any(r.outcome == Outcome.FAILED for r in results)
+
+
+@pytest.mark.parametrize("name", ["nn.Linear", "nn.Conv2d", "nn.LSTM", "nn.GRU", "nn.LayerNorm", "nn.Embedding"])
+def test_module_conforms(name):
+    from torch.testing._internal.common_modules import module_db
+
+    from conformance.module_cases import run_module
+
+    info = next(m for m in module_db if m.name == name)
+    results = run_module(info, dtypes=(torch.float32,), max_inputs=3)
+    assert results and all(r.outcome == Outcome.PASSED for r in results), [r.detail for r in results]
+
+
+@pytest.mark.parametrize("name", ["AdamW", "SGD", "Adam", "RMSprop"])
+def test_optimizer_conforms_including_foreach_and_fused(name):
+    from torch.testing._internal.common_optimizers import optim_db
+
+    from conformance.optimizer_cases import run_optimizer
+
+    info = next(o for o in optim_db if o.name == name)
+    results = run_optimizer(info)
+    failures = [f"{r.key}: {r.detail}" for r in results if r.outcome != Outcome.PASSED]
+    assert results and not failures, failures

@@ -1,0 +1,72 @@
+"""optim_db: every optimizer configuration stepped on axon against the CPU.
+
+For each OptimizerInfo and each of its configurations (including foreach and
+fused variants where the optimizer supports them), a small model's parameters
+take five steps with the same gradients on the CPU and on axon; parameters
+must agree afterwards.
+"""
+
+from __future__ import annotations
+
+import torch
+
+import torch_axon
+from .comparison import Mismatch, assert_same
+from .results import Outcome, Result
+
+STEPS = 5
+
+
+def _train(optimizer_cls, kwargs: dict, device: str, initial: list[torch.Tensor], grads: list) -> list[torch.Tensor]:
+    params = [p.clone().to(device).requires_grad_() for p in initial]
+    optimizer = optimizer_cls(params, **kwargs)
+    for step_grads in grads:
+        for param, grad in zip(params, step_grads):
+            param.grad = grad.to(device)
+        optimizer.step()
+    return [p.detach() for p in params]
+
+
+def _variants(optim_info) -> list[dict]:
+    """Per configuration: the plain for-loop implementation, then foreach and fused if supported."""
+    implementations = [{}]
+    if "foreach" in optim_info.supported_impls:
+        implementations.append({"foreach": True})
+    if "fused" in optim_info.supported_impls:
+        implementations.append({"fused": True})
+    return implementations
+
+
+def run_optimizer(optim_info) -> list[Result]:
+    results = []
+    name = f"optim:{optim_info.name}"
+    if optim_info.only_supports_sparse_grads:
+        return [Result(name, "optimizer", "float32", Outcome.SKIPPED_AXON,
+                       "sparse gradients are not supported on axon yet; dense tensors only")]
+    generator = torch.Generator().manual_seed(0)
+    initial = [torch.randn(4, 3, generator=generator), torch.randn(3, generator=generator)]
+    grads = [[torch.randn(p.shape, generator=generator) for p in initial] for _ in range(STEPS)]
+    for configuration in optim_info.optim_inputs_func(device="cpu"):
+        base = {k: v for k, v in configuration.kwargs.items() if k not in ("foreach", "fused", "capturable")}
+        for implementation in _variants(optim_info):
+            kwargs = {**base, **implementation}
+            label = f"{configuration.desc or 'default'}{' ' + next(iter(implementation)) if implementation else ''}"
+            torch_axon.reset_fallback_ops()
+            try:
+                expected = _train(optim_info.optim_cls, kwargs, "cpu", initial, grads)
+            except Exception:
+                continue  # the CPU refuses this configuration too
+            try:
+                actual = _train(optim_info.optim_cls, kwargs, "axon", initial, grads)
+                torch.axon.synchronize()
+                assert_same(actual, expected, check_strides=False, where="parameters")
+                if torch_axon.fallback_ops():
+                    raise Mismatch("fell back to the CPU: " + ", ".join(sorted(torch_axon.fallback_ops())))
+            except Mismatch as mismatch:
+                results.append(Result(name, "optimizer", label, Outcome.FAILED, str(mismatch)[:300]))
+            except Exception as error:
+                results.append(Result(name, "optimizer", label, Outcome.FAILED,
+                                      f"axon raised {type(error).__name__}: {str(error)[:240]}"))
+            else:
+                results.append(Result(name, "optimizer", label, Outcome.PASSED))
+    return results
