@@ -14,7 +14,8 @@ import warnings
 import torch
 
 import torch_axon
-from .comparison import Mismatch, assert_same, to_axon
+from .checks import require_native, run_check
+from .comparison import assert_same, to_axon
 from .results import Outcome, Result
 
 
@@ -60,7 +61,7 @@ def run_module(module_info, *, dtypes=(torch.float32, torch.float64), max_inputs
             results.append(Result(name, "module", label, Outcome.SKIPPED,
                                   f"ModuleInfo cannot make inputs on CPU: {type(error).__name__}"))
             continue
-        try:
+        def check_inputs() -> None:
             for module_input in inputs[:max_inputs]:
                 if module_input.forward_input is None:
                     continue
@@ -82,18 +83,7 @@ def run_module(module_info, *, dtypes=(torch.float32, torch.float64), max_inputs
                 torch.axon.synchronize()
                 assert_same(actual[0], expected[0], check_strides=False, where="module output")
                 assert_same(actual[1], expected[1], check_strides=False, where="module gradient")
-            fell_back = torch_axon.fallback_ops()
-            if fell_back:
-                raise Mismatch("fell back to the CPU: " + ", ".join(sorted(fell_back)))
-        except Mismatch as mismatch:
-            results.append(Result(name, "module", label, Outcome.FAILED, str(mismatch)[:300]))
-        except Exception as error:
-            results.append(Result(name, "module", label, Outcome.FAILED,
-                                  f"axon raised {type(error).__name__}: {str(error)[:240]}"))
-        else:
-            results.append(Result(name, "module", label, Outcome.PASSED))
-        try:
-            torch.axon.synchronize()
-        except RuntimeError:
-            pass
+            require_native()
+
+        results.append(run_check(name, "module", label, check_inputs))
     return results

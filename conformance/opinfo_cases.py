@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import warnings
 from typing import Any, Callable, Iterable
@@ -11,7 +10,8 @@ import torch
 from torch.autograd import forward_ad
 
 import torch_axon
-from .comparison import Mismatch, assert_same, to_axon, to_cpu
+from .checks import require_native, run_check
+from .comparison import Mismatch, assert_same, to_axon
 from .results import Outcome, Result
 
 # Operators whose values depend on a random stream: axon's Philox stream is
@@ -295,15 +295,6 @@ def _samples(op, dtype, requires_grad: bool, limit: int | None) -> list:
         return list(itertools.islice(iterator, limit))
 
 
-def _drain() -> None:
-    """Clears errors still pending on the device after a failed check."""
-    for index in range(torch.axon.device_count()):
-        try:
-            torch.axon.synchronize(index)
-        except RuntimeError:
-            pass
-
-
 def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples: int | None = None,
                  checks: Iterable[str] = ALL_CHECKS) -> list[Result]:
     """All results for one OpInfo."""
@@ -323,19 +314,7 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
     torch_axon.reset_fallback_ops()
 
     def record(check: str, dtype: str, body: Callable[[], Any]) -> None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                body()
-        except Mismatch as mismatch:
-            results.append(Result(label, check, dtype, Outcome.FAILED, str(mismatch)[:300]))
-            _drain()
-        except Exception as error:  # axon raised where the CPU did not
-            results.append(Result(label, check, dtype, Outcome.FAILED,
-                                  f"axon raised {type(error).__name__}: {str(error)[:240]}"))
-            _drain()
-        else:
-            results.append(Result(label, check, dtype, Outcome.PASSED))
+        results.append(run_check(label, check, dtype, body))
 
     for dtype in dtypes:
         name = str(dtype).replace("torch.", "")
@@ -370,12 +349,7 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
     if "errors" in checks and op.error_inputs_func is not None:
         record("errors", "-", lambda: _error_check(op))
     if "native" in checks:
-        fell_back = {name: count for name, count in torch_axon.fallback_ops().items()}
-        if fell_back:
-            results.append(Result(label, "native", "-", Outcome.FAILED,
-                                  "fell back to the CPU: " + ", ".join(sorted(fell_back))))
-        else:
-            results.append(Result(label, "native", "-", Outcome.PASSED))
+        results.append(run_check(label, "native", "-", require_native))
     try:
         torch.axon.synchronize()
     except RuntimeError as error:  # an error no check waited for: attribute it to this operator

@@ -11,7 +11,8 @@ from __future__ import annotations
 import torch
 
 import torch_axon
-from .comparison import Mismatch, assert_same
+from .checks import require_native, run_check
+from .comparison import assert_same
 from .results import Outcome, Result
 
 STEPS = 5
@@ -56,17 +57,12 @@ def run_optimizer(optim_info) -> list[Result]:
                 expected = _train(optim_info.optim_cls, kwargs, "cpu", initial, grads)
             except Exception:
                 continue  # the CPU refuses this configuration too
-            try:
+
+            def check_axon(kwargs=kwargs, expected=expected) -> None:
                 actual = _train(optim_info.optim_cls, kwargs, "axon", initial, grads)
                 torch.axon.synchronize()
                 assert_same(actual, expected, check_strides=False, where="parameters")
-                if torch_axon.fallback_ops():
-                    raise Mismatch("fell back to the CPU: " + ", ".join(sorted(torch_axon.fallback_ops())))
-            except Mismatch as mismatch:
-                results.append(Result(name, "optimizer", label, Outcome.FAILED, str(mismatch)[:300]))
-            except Exception as error:
-                results.append(Result(name, "optimizer", label, Outcome.FAILED,
-                                      f"axon raised {type(error).__name__}: {str(error)[:240]}"))
-            else:
-                results.append(Result(name, "optimizer", label, Outcome.PASSED))
+                require_native()
+
+            results.append(run_check(name, "optimizer", label, check_axon))
     return results

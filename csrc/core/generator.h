@@ -28,15 +28,15 @@ class AxonGeneratorImpl final : public c10::GeneratorImpl {
   void set_state(const c10::TensorImpl& new_state) override;
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
 
-  // Returns (seed, first block) and advances the offset by `blocks`.
+  // Returns (seed, first block) and advances the offset by `blocks`. Takes
+  // GeneratorImpl::mutex_ (the lock at::Generator::mutex() exposes), so it
+  // must not be called with that lock held.
   std::pair<uint64_t, uint64_t> reserve_blocks(uint64_t blocks);
 
   static c10::DeviceType device_type() {
     return c10::DeviceType::PrivateUse1;
   }
 
-  // Serializes reserve_blocks against state changes; callers of the public
-  // API may also lock it (at::Generator::mutex() refers to GeneratorImpl's).
  private:
   AxonGeneratorImpl* clone_impl() const override;
 
