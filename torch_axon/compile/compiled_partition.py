@@ -1,0 +1,104 @@
+"""A lowered partition at run time: one XLA executable per concrete shape signature.
+
+Dynamic shapes are handled by specialization: a graph captured with symbolic
+sizes is lowered again for each new concrete signature (input shapes, dtypes
+and integer arguments), and up to `max_specializations` executables are kept
+(least recently used evicted). This keeps every executable fully static — the
+form XLA optimizes best — while Dynamo itself does not recompile.
+
+Ordering with axon's streams: before the call, the current stream of the
+partition's device is synchronized (XLA sees all prior work); XLA's results
+are complete before they are adopted, so later axon work sees them.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import warnings
+
+import torch
+import torch.fx
+
+from . import dump, executable, transfer
+from .lowering import LoweringError, lower_graph
+from .report import GraphRecord
+
+_EAGER = object()
+
+
+def _signature(args) -> tuple:
+    key = []
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            key.append((tuple(value.shape), value.dtype, value.device.index))
+        elif isinstance(value, (int, float, bool)):
+            key.append(value)
+        else:
+            key.append(type(value).__name__)
+    return tuple(key)
+
+
+class CompiledPartition(torch.nn.Module):
+    def __init__(self, graph_module: torch.fx.GraphModule, name: str, graph: str, options, record: GraphRecord):
+        super().__init__()
+        self.graph_module = graph_module
+        self.name = name
+        self.graph = graph
+        self.options = options
+        self.record = record
+        self.specializations: collections.OrderedDict = collections.OrderedDict()
+        output_node = next(n for n in reversed(graph_module.graph.nodes) if n.op == "output")
+        _, self.output_spec = torch.utils._pytree.tree_flatten(output_node.args[0])
+
+    def forward(self, *args):
+        key = _signature(args)
+        entry = self.specializations.get(key)
+        if entry is None:
+            entry = self._specialize(args, key)
+        else:
+            self.specializations.move_to_end(key)
+        if entry is _EAGER:
+            return self.graph_module(*args)
+        compiled, lowered = entry
+        tensors = [args[i] for i in lowered.tensor_inputs]
+        device = next((t.device for t in tensors if t.device.type == "axon"), None)
+        if device is None:
+            device = torch.device("axon", torch.axon.current_device())
+        torch.axon.current_stream(device).synchronize()
+        results = compiled.execute([transfer.to_xla(t) for t in tensors])
+        for result in results:
+            result.block_until_ready()
+        adopted = [transfer.from_xla(r, device) for r in results]
+        flat = []
+        for kind, payload in lowered.outputs:
+            flat.append(adopted[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
+        return torch.utils._pytree.tree_unflatten(flat, self.output_spec)
+
+    def _specialize(self, args, key):
+        tag = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
+        try:
+            lowered = lower_graph(self.graph_module, list(args))
+        except LoweringError as error:
+            if self.options.strict:
+                raise RuntimeError(f"[axon compile] strict mode: {self.name} of {self.graph} cannot be lowered "
+                                   f"for inputs {key}: {error}") from error
+            warnings.warn(f"[axon compile] {self.name} of {self.graph} runs eagerly on axon for inputs {key}: "
+                          f"{error}")
+            self._store(key, _EAGER)
+            return _EAGER
+        dump.dump(self.options.dump_dir, self.graph, f"03_{self.name}_{tag}.stablehlo.mlir", lowered.text)
+        compiled = executable.compile_module(lowered.text)
+        if self.options.dump_dir:
+            hlo = "\n".join(m.to_string() for m in compiled.executable.hlo_modules())
+            dump.dump(self.options.dump_dir, self.graph, f"04_{self.name}_{tag}.hlo.txt", hlo)
+        self.record.executables += 1
+        self.record.compile_seconds += compiled.seconds
+        entry = (compiled.executable, lowered)
+        self._store(key, entry)
+        return entry
+
+    def _store(self, key, entry) -> None:
+        self.specializations[key] = entry
+        while len(self.specializations) > self.options.max_specializations:
+            self.specializations.popitem(last=False)

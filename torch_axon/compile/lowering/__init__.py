@@ -1,0 +1,9 @@
+"""ATen → StableHLO lowering: the op table (registry), one module per op family."""
+
+from . import creation, elementwise, linear_algebra, normalization, reduction, shape  # noqa: F401  (registrations)
+from .builder import LoweringError, Value
+from .graph import LoweredGraph, lower_graph, propagate_shapes
+from .registry import LOWERINGS, lowering_for, lowers
+
+__all__ = ["LOWERINGS", "LoweredGraph", "LoweringError", "Value", "lower_graph", "lowering_for", "lowers",
+           "propagate_shapes"]

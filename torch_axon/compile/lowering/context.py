@@ -1,0 +1,138 @@
+"""Helpers every lowering shares: dtype conversion, broadcasting, scalars.
+
+`LoweringContext` wraps the function being written (`FunctionBuilder`) and
+knows the FX node's output metadata, so lowerings stay one short function
+per op.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .builder import FunctionBuilder, LoweringError, Value, i64_array
+
+
+class LoweringContext:
+    def __init__(self, builder: FunctionBuilder) -> None:
+        self.builder = builder
+
+    # ---- metadata -----------------------------------------------------------
+    @staticmethod
+    def meta(node) -> torch.Tensor:
+        """The fake tensor this node produces (concrete shapes, see graph.py)."""
+        value = node.meta.get("axon_val", node.meta.get("val"))
+        if isinstance(value, torch.Tensor):
+            return value
+        raise LoweringError(f"{node.target}: output is not a single tensor")
+
+    @staticmethod
+    def shape_of(tensor: torch.Tensor) -> tuple[int, ...]:
+        return tuple(int(d) for d in tensor.shape)
+
+    # ---- emission -----------------------------------------------------------
+    def op(self, name, operands, shape, dtype, attributes: str = "", region: str = "") -> Value:
+        return self.builder.op(name, operands, shape, dtype, attributes, region)
+
+    def constant(self, value, dtype: torch.dtype, shape=()) -> Value:
+        scalar = self.builder.constant(value, dtype)
+        return scalar if tuple(shape) == () else self.broadcast(scalar, shape)
+
+    def convert(self, value: Value, dtype: torch.dtype) -> Value:
+        if value.dtype == dtype:
+            return value
+        if dtype.is_complex or value.dtype.is_complex:
+            if value.dtype.is_complex and not dtype.is_complex:
+                raise LoweringError("complex to real conversion")
+            real_type = torch.float32 if dtype == torch.complex64 else torch.float64
+            real = self.convert(value, real_type)
+            zero = self.constant(0.0, real_type, value.shape)
+            return self.op("stablehlo.complex", [real, zero], value.shape, dtype)
+        if value.dtype == torch.bool:
+            # convert(i1 -> float) is 0/1 as PyTorch expects.
+            return self.op("stablehlo.convert", [value], value.shape, dtype)
+        if dtype == torch.bool:
+            zero = self.constant(0, value.dtype, value.shape)
+            return self.compare(value, zero, "NE")
+        return self.op("stablehlo.convert", [value], value.shape, dtype)
+
+    def broadcast(self, value: Value, shape) -> Value:
+        """NumPy-style broadcast of `value` to `shape` (trailing dimensions aligned)."""
+        shape = tuple(int(d) for d in shape)
+        if value.shape == shape:
+            return value
+        offset = len(shape) - value.rank
+        if offset < 0:
+            raise LoweringError(f"cannot broadcast {value.shape} to {shape}")
+        dims = list(range(offset, len(shape)))
+        return self.op("stablehlo.broadcast_in_dim", [value], shape, value.dtype,
+                       f"broadcast_dimensions = {i64_array(dims)}")
+
+    def broadcast_in_dim(self, value: Value, shape, dims) -> Value:
+        return self.op("stablehlo.broadcast_in_dim", [value], shape, value.dtype,
+                       f"broadcast_dimensions = {i64_array(dims)}")
+
+    def operand(self, argument, dtype: torch.dtype, shape=None) -> Value:
+        """A node argument (Value or Python number) as a `dtype` value, broadcast to `shape`."""
+        if isinstance(argument, Value):
+            value = self.convert(argument, dtype)
+        elif isinstance(argument, (bool, int, float, complex)):
+            value = self.builder.constant(argument, dtype)
+        else:
+            raise LoweringError(f"unsupported operand {argument!r}")
+        return value if shape is None else self.broadcast(value, shape)
+
+    def reshape(self, value: Value, shape) -> Value:
+        shape = tuple(int(d) for d in shape)
+        if value.shape == shape:
+            return value
+        return self.op("stablehlo.reshape", [value], shape, value.dtype)
+
+    def transpose(self, value: Value, permutation) -> Value:
+        permutation = [int(p) for p in permutation]
+        if permutation == list(range(value.rank)):
+            return value
+        shape = [value.shape[p] for p in permutation]
+        return self.op("stablehlo.transpose", [value], shape, value.dtype,
+                       f"permutation = {i64_array(permutation)}")
+
+    def compare(self, lhs: Value, rhs: Value, direction: str) -> Value:
+        kind = "FLOAT" if lhs.dtype.is_floating_point else (
+            "UNSIGNED" if lhs.dtype in (torch.bool, torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+            else "SIGNED")
+        if lhs.dtype.is_complex:
+            kind = "FLOAT"
+        attributes = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                      f"compare_type = #stablehlo<comparison_type {kind}>")
+        return self.op("stablehlo.compare", [lhs, rhs], lhs.shape, torch.bool, attributes)
+
+    def select(self, predicate: Value, on_true: Value, on_false: Value) -> Value:
+        return self.op("stablehlo.select", [predicate, on_true, on_false], on_true.shape, on_true.dtype)
+
+    def slice(self, value: Value, starts, limits, strides=None) -> Value:
+        strides = strides or [1] * value.rank
+        shape = [max(0, -(-(int(hi) - int(lo)) // int(st))) for lo, hi, st in zip(starts, limits, strides)]
+        return self.op("stablehlo.slice", [value], shape, value.dtype,
+                       f"start_indices = {i64_array(starts)}, limit_indices = {i64_array(limits)}, "
+                       f"strides = {i64_array(strides)}")
+
+    def iota(self, shape, dimension: int, dtype: torch.dtype) -> Value:
+        return self.op("stablehlo.iota", [], shape, dtype, f"iota_dimension = {int(dimension)} : i64")
+
+    def reduce(self, value: Value, init, dims, kind: str, out_dtype: torch.dtype | None = None) -> Value:
+        """Reduces `dims` of `value` with the binary stablehlo op `kind` (add, maximum, ...)."""
+        from .builder import scalar_region
+
+        dtype = out_dtype or value.dtype
+        value = self.convert(value, dtype)
+        dims = sorted({d % value.rank for d in dims}) if value.rank else []
+        init_value = self.builder.constant(init, dtype)
+        shape = [s for i, s in enumerate(value.shape) if i not in dims]
+        return self.op("stablehlo.reduce", [value, init_value], shape, dtype,
+                       f"dimensions = {i64_array(dims)}", scalar_region(kind, dtype))
+
+
+def normalize_dim(dim: int, rank: int) -> int:
+    rank = max(rank, 1)
+    if not -rank <= dim < rank:
+        raise LoweringError(f"dimension {dim} out of range for rank {rank}")
+    return dim % rank

@@ -1,0 +1,65 @@
+"""Tensor creation: full, scalar_tensor, arange/iota, empty (as zeros), *_like."""
+
+from __future__ import annotations
+
+import torch
+
+from .context import LoweringContext
+from .registry import lowers
+
+aten = torch.ops.aten
+
+
+def _meta(context: LoweringContext, node):
+    meta = context.meta(node)
+    return context.shape_of(meta), meta.dtype
+
+
+@lowers(aten.full.default, aten.scalar_tensor.default, aten.full_like.default, aten.zeros_like.default,
+        aten.ones_like.default, aten.empty_like.default, aten.zeros.default, aten.ones.default,
+        aten.empty.memory_format, aten.empty_strided.default, aten.new_full.default, aten.new_zeros.default,
+        aten.new_ones.default, aten.new_empty.default, aten.new_empty_strided.default, aten.fill.Scalar,
+        aten.fill.Tensor)
+def _full(context, node, *args, **kwargs):
+    shape, dtype = _meta(context, node)
+    target = node.target
+    if target in (aten.full.default, aten.new_full.default):
+        value = args[1] if target == aten.full.default else args[2]
+    elif target == aten.full_like.default:
+        value = args[1]
+    elif target == aten.scalar_tensor.default:
+        value = args[0]
+    elif target in (aten.ones_like.default, aten.ones.default, aten.new_ones.default):
+        value = 1
+    elif target in (aten.fill.Scalar, aten.fill.Tensor):
+        value = args[1]
+        if not isinstance(value, (bool, int, float, complex)):
+            return context.broadcast(context.reshape(context.convert(value, dtype), ()), shape)
+    else:
+        value = 0  # empty: contents are unspecified, zeros are a valid choice
+    return context.constant(value, dtype, shape)
+
+
+@lowers(aten.arange.start_step, aten.arange.default, aten.arange.start)
+def _arange(context, node, *args, **kwargs):
+    shape, dtype = _meta(context, node)
+    numbers = [a for a in args if isinstance(a, (int, float))]
+    start = numbers[0] if len(numbers) >= 2 else 0
+    step = numbers[2] if len(numbers) >= 3 else 1
+    if dtype.is_floating_point:
+        index = context.iota(shape, 0, torch.float64)
+        compute = torch.float64
+    else:
+        index = context.iota(shape, 0, torch.int64)
+        compute = torch.int64
+    scaled = context.op("stablehlo.multiply", [index, context.constant(step, compute, shape)], shape, compute)
+    result = context.op("stablehlo.add", [scaled, context.constant(start, compute, shape)], shape, compute)
+    return context.convert(result, dtype)
+
+
+@lowers(torch.ops.prims.iota.default)
+def _iota(context, node, length, *, start=0, step=1, **kwargs):
+    shape, dtype = _meta(context, node)
+    index = context.iota(shape, 0, dtype)
+    scaled = context.op("stablehlo.multiply", [index, context.constant(step, dtype, shape)], shape, dtype)
+    return context.op("stablehlo.add", [scaled, context.constant(start, dtype, shape)], shape, dtype)

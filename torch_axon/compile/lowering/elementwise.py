@@ -1,0 +1,310 @@
+"""Elementwise ops: unary math, binary arithmetic, comparisons, logic, where, clamp, casts.
+
+Operands are converted to the op's computation dtype and broadcast to the
+output shape explicitly (StableHLO has no implicit broadcasting).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .builder import LoweringError
+from .context import LoweringContext
+from .registry import lowers
+
+aten = torch.ops.aten
+
+
+def _out(context: LoweringContext, node):
+    meta = context.meta(node)
+    return context.shape_of(meta), meta.dtype
+
+
+def _compute_dtype(node, *arguments) -> torch.dtype:
+    """PyTorch's promoted dtype of the node's operands (what the computation runs in)."""
+    metas = []
+    for argument in arguments:
+        if isinstance(argument, torch.fx.Node):
+            value = argument.meta.get("axon_val", argument.meta.get("val"))
+            metas.append(torch.empty(value.shape, dtype=value.dtype, device="meta"))
+        else:
+            metas.append(argument)
+    if len(metas) == 1:
+        return metas[0].dtype if isinstance(metas[0], torch.Tensor) else torch.tensor(metas[0]).dtype
+    return torch.result_type(*metas[:2]) if len(metas) == 2 else torch.result_type(metas[0], metas[1])
+
+
+# ---- unary ------------------------------------------------------------------
+_UNARY = {
+    aten.neg.default: "stablehlo.negate", aten.exp.default: "stablehlo.exponential",
+    aten.log.default: "stablehlo.log", aten.tanh.default: "stablehlo.tanh", aten.sqrt.default: "stablehlo.sqrt",
+    aten.rsqrt.default: "stablehlo.rsqrt", aten.sin.default: "stablehlo.sine", aten.cos.default: "stablehlo.cosine",
+    aten.tan.default: "stablehlo.tan", aten.abs.default: "stablehlo.abs", aten.sign.default: "stablehlo.sign",
+    aten.floor.default: "stablehlo.floor", aten.ceil.default: "stablehlo.ceil",
+    aten.round.default: "stablehlo.round_nearest_even", aten.log1p.default: "stablehlo.log_plus_one",
+    aten.expm1.default: "stablehlo.exponential_minus_one", aten.sigmoid.default: "stablehlo.logistic",
+    aten.bitwise_not.default: "stablehlo.not", aten.logical_not.default: None,
+    aten.erf.default: "chlo.erf", aten.erfinv.default: "chlo.erf_inv", aten.asin.default: "chlo.asin",
+    aten.acos.default: "chlo.acos", aten.atan.default: "chlo.atan", aten.sinh.default: "chlo.sinh",
+    aten.cosh.default: "chlo.cosh", aten.asinh.default: "chlo.asinh", aten.acosh.default: "chlo.acosh",
+    aten.atanh.default: "chlo.atanh", aten.trunc.default: None, aten.reciprocal.default: None,
+    aten.isnan.default: None, aten.isinf.default: None, aten.relu.default: None, aten.lgamma.default: "chlo.lgamma",
+    aten.digamma.default: "chlo.digamma", aten.erfc.default: "chlo.erfc", aten.sgn.default: "stablehlo.sign",
+    aten.exp2.default: None, aten.log2.default: None, aten.log10.default: None, aten.square.default: None,
+    aten.signbit.default: None, aten.isfinite.default: None,
+}
+
+# Ops that exist only for floating inputs: integer inputs compute in the default float dtype.
+_FLOAT_ONLY = {"stablehlo.exponential", "stablehlo.log", "stablehlo.tanh", "stablehlo.sqrt", "stablehlo.rsqrt",
+               "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan", "stablehlo.log_plus_one",
+               "stablehlo.exponential_minus_one", "stablehlo.logistic"}
+
+
+def _unary(context: LoweringContext, node, x, *rest, **kwargs):
+    shape, dtype = _out(context, node)
+    if rest or kwargs:
+        raise LoweringError(f"{node.target}: unexpected arguments")
+    target = node.target
+    name = _UNARY[target]
+    if target in (aten.floor.default, aten.ceil.default, aten.round.default, aten.trunc.default) and \
+            not x.dtype.is_floating_point:
+        return context.convert(x, dtype)
+    if target == aten.relu.default:
+        return context.op("stablehlo.maximum", [x, context.constant(0, x.dtype, x.shape)], shape, dtype)
+    if target == aten.logical_not.default:
+        return context.convert(context.op("stablehlo.not", [context.convert(x, torch.bool)], shape, torch.bool), dtype)
+    if target == aten.bitwise_not.default and x.dtype == torch.bool:
+        return context.op("stablehlo.not", [x], shape, dtype)
+    if target in (aten.isnan.default, aten.isinf.default, aten.isfinite.default, aten.signbit.default):
+        if not x.dtype.is_floating_point:
+            value = target == aten.isfinite.default
+            if target == aten.signbit.default:
+                return context.compare(x, context.constant(0, x.dtype, x.shape), "LT")
+            return context.constant(value, torch.bool, shape)
+        if target == aten.isnan.default:
+            return context.compare(x, x, "NE")
+        if target == aten.isfinite.default:
+            return context.op("stablehlo.is_finite", [x], shape, torch.bool)
+        if target == aten.signbit.default:
+            bits = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+                    torch.bfloat16: torch.int16}[x.dtype]
+            as_int = context.op("stablehlo.bitcast_convert", [x], x.shape, bits)
+            return context.compare(as_int, context.constant(0, bits, x.shape), "LT")
+        absolute = context.op("stablehlo.abs", [x], x.shape, x.dtype)
+        return context.compare(absolute, context.constant(math.inf, x.dtype, x.shape), "EQ")
+    x = context.convert(x, dtype)
+    if target == aten.trunc.default:
+        floor = context.op("stablehlo.floor", [x], shape, dtype)
+        ceil = context.op("stablehlo.ceil", [x], shape, dtype)
+        negative = context.compare(x, context.constant(0, dtype, shape), "LT")
+        return context.select(negative, ceil, floor)
+    if target == aten.reciprocal.default:
+        return context.op("stablehlo.divide", [context.constant(1, dtype, shape), x], shape, dtype)
+    if target == aten.square.default:
+        return context.op("stablehlo.multiply", [x, x], shape, dtype)
+    if target in (aten.exp2.default, aten.log2.default, aten.log10.default):
+        base = math.log(2.0) if target != aten.log10.default else math.log(10.0)
+        if target == aten.exp2.default:
+            scaled = context.op("stablehlo.multiply", [x, context.constant(base, dtype, shape)], shape, dtype)
+            return context.op("stablehlo.exponential", [scaled], shape, dtype)
+        log = context.op("stablehlo.log", [x], shape, dtype)
+        return context.op("stablehlo.divide", [log, context.constant(base, dtype, shape)], shape, dtype)
+    if dtype.is_complex and name.startswith("chlo"):
+        raise LoweringError(f"{target}: complex {name}")
+    return context.op(name, [x], shape, dtype)
+
+
+lowers(*_UNARY)(_unary)
+
+
+@lowers(aten.gelu.default)
+def _gelu(context, node, x, approximate: str = "none"):
+    shape, dtype = _out(context, node)
+    half = context.constant(0.5, dtype, shape)
+    one = context.constant(1.0, dtype, shape)
+    if approximate == "tanh":
+        cube = context.op("stablehlo.multiply", [x, context.op("stablehlo.multiply", [x, x], shape, dtype)], shape, dtype)
+        inner = context.op("stablehlo.add", [x, context.op("stablehlo.multiply", [context.constant(0.044715, dtype, shape), cube], shape, dtype)], shape, dtype)
+        scaled = context.op("stablehlo.multiply", [context.constant(math.sqrt(2 / math.pi), dtype, shape), inner], shape, dtype)
+        tanh = context.op("stablehlo.tanh", [scaled], shape, dtype)
+        return context.op("stablehlo.multiply", [context.op("stablehlo.multiply", [half, x], shape, dtype),
+                                                 context.op("stablehlo.add", [one, tanh], shape, dtype)], shape, dtype)
+    scaled = context.op("stablehlo.multiply", [x, context.constant(1 / math.sqrt(2), dtype, shape)], shape, dtype)
+    erf = context.op("chlo.erf", [scaled], shape, dtype)
+    return context.op("stablehlo.multiply", [context.op("stablehlo.multiply", [half, x], shape, dtype),
+                                             context.op("stablehlo.add", [one, erf], shape, dtype)], shape, dtype)
+
+
+# ---- binary -----------------------------------------------------------------
+_BINARY = {
+    aten.add.Tensor: "stablehlo.add", aten.add.Scalar: "stablehlo.add", aten.sub.Tensor: "stablehlo.subtract",
+    aten.sub.Scalar: "stablehlo.subtract", aten.rsub.Scalar: "stablehlo.subtract",
+    aten.rsub.Tensor: "stablehlo.subtract", aten.mul.Tensor: "stablehlo.multiply",
+    aten.mul.Scalar: "stablehlo.multiply", aten.div.Tensor: "stablehlo.divide", aten.div.Scalar: "stablehlo.divide",
+    aten.maximum.default: "stablehlo.maximum", aten.minimum.default: "stablehlo.minimum",
+    aten.pow.Tensor_Tensor: "stablehlo.power", aten.pow.Tensor_Scalar: "stablehlo.power",
+    aten.pow.Scalar: "stablehlo.power", aten.atan2.default: "stablehlo.atan2",
+    aten.bitwise_and.Tensor: "stablehlo.and", aten.bitwise_and.Scalar: "stablehlo.and",
+    aten.bitwise_or.Tensor: "stablehlo.or", aten.bitwise_or.Scalar: "stablehlo.or",
+    aten.bitwise_xor.Tensor: "stablehlo.xor", aten.bitwise_xor.Scalar: "stablehlo.xor",
+    aten.logical_and.default: "stablehlo.and", aten.logical_or.default: "stablehlo.or",
+    aten.logical_xor.default: "stablehlo.xor", aten.fmod.Tensor: "stablehlo.remainder",
+    aten.fmod.Scalar: "stablehlo.remainder", aten.remainder.Tensor: None, aten.remainder.Scalar: None,
+    aten.bitwise_left_shift.Tensor: "stablehlo.shift_left",
+    aten.bitwise_right_shift.Tensor: "stablehlo.shift_right_arithmetic",
+    aten.fmax.default: None, aten.fmin.default: None, aten.hypot.default: None, aten.copysign.Tensor: None,
+    aten.nextafter.default: "chlo.next_after", aten.floor_divide.default: None,
+}
+
+
+def _binary(context: LoweringContext, node, lhs, rhs, alpha=None, rounding_mode=None):
+    shape, dtype = _out(context, node)
+    target = node.target
+    name = _BINARY[target]
+    logical = target in (aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default)
+    if logical:
+        compute = torch.bool
+    elif target in (aten.div.Tensor, aten.div.Scalar) and rounding_mode is None:
+        compute = dtype
+    else:
+        compute = _compute_dtype(node, *node.args[:2]) if not dtype.is_floating_point or dtype.is_complex else dtype
+        if not dtype.is_complex and compute.is_floating_point != dtype.is_floating_point:
+            compute = dtype
+    a = context.operand(lhs, compute, shape)
+    b = context.operand(rhs, compute, shape)
+    if target in (aten.rsub.Scalar, aten.rsub.Tensor):
+        a, b = b, a
+    if alpha is not None and alpha != 1:
+        b = context.op("stablehlo.multiply", [b, context.constant(alpha, compute, shape)], shape, compute)
+    if name == "stablehlo.power" and not compute.is_floating_point and not compute.is_complex:
+        raise LoweringError("integer pow")  # PyTorch's integer pow semantics (negative exponents) differ
+    if target in (aten.remainder.Tensor, aten.remainder.Scalar):
+        result = _python_remainder(context, a, b, shape, compute)
+    elif target in (aten.fmax.default, aten.fmin.default):
+        extreme = context.op("stablehlo.maximum" if target == aten.fmax.default else "stablehlo.minimum",
+                             [a, b], shape, compute)
+        a_nan, b_nan = context.compare(a, a, "NE"), context.compare(b, b, "NE")
+        result = context.select(a_nan, b, context.select(b_nan, a, extreme))
+    elif target == aten.hypot.default:
+        squares = context.op("stablehlo.add", [context.op("stablehlo.multiply", [a, a], shape, compute),
+                                               context.op("stablehlo.multiply", [b, b], shape, compute)], shape, compute)
+        result = context.op("stablehlo.sqrt", [squares], shape, compute)
+    elif target == aten.copysign.Tensor:
+        magnitude = context.op("stablehlo.abs", [a], shape, compute)
+        negative = _signbit(context, b)
+        result = context.select(negative, context.op("stablehlo.negate", [magnitude], shape, compute), magnitude)
+    elif target == aten.floor_divide.default or rounding_mode == "floor":
+        result = _floor_divide(context, a, b, shape, compute)
+    else:
+        result = context.op(name, [a, b], shape, compute)
+        if rounding_mode == "trunc":
+            if compute.is_floating_point:
+                floor = context.op("stablehlo.floor", [result], shape, compute)
+                ceil = context.op("stablehlo.ceil", [result], shape, compute)
+                result = context.select(context.compare(result, context.constant(0, compute, shape), "LT"),
+                                        ceil, floor)
+    return context.convert(result, dtype)
+
+
+def _signbit(context, x):
+    bits = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+            torch.bfloat16: torch.int16}.get(x.dtype)
+    if bits is None:
+        return context.compare(x, context.constant(0, x.dtype, x.shape), "LT")
+    as_int = context.op("stablehlo.bitcast_convert", [x], x.shape, bits)
+    return context.compare(as_int, context.constant(0, bits, x.shape), "LT")
+
+
+def _python_remainder(context, a, b, shape, dtype):
+    """a - b * floor(a / b), computed as fmod plus a sign fix (PyTorch's remainder)."""
+    remainder = context.op("stablehlo.remainder", [a, b], shape, dtype)
+    zero = context.constant(0, dtype, shape)
+    nonzero = context.compare(remainder, zero, "NE")
+    signs_differ = context.compare(context.compare(remainder, zero, "LT"), context.compare(b, zero, "LT"), "NE")
+    fix = context.op("stablehlo.and", [nonzero, signs_differ], shape, torch.bool)
+    return context.select(fix, context.op("stablehlo.add", [remainder, b], shape, dtype), remainder)
+
+
+def _floor_divide(context, a, b, shape, dtype):
+    if dtype.is_floating_point:
+        remainder = _python_remainder(context, a, b, shape, dtype)
+        exact = context.op("stablehlo.divide", [context.op("stablehlo.subtract", [a, remainder], shape, dtype), b],
+                           shape, dtype)
+        # (a - mod(a, b)) / b is an integer up to rounding: round it like PyTorch's div_floor.
+        return context.op("stablehlo.round_nearest_even", [exact], shape, dtype)
+    quotient = context.op("stablehlo.divide", [a, b], shape, dtype)
+    remainder = context.op("stablehlo.remainder", [a, b], shape, dtype)
+    zero = context.constant(0, dtype, shape)
+    inexact = context.compare(remainder, zero, "NE")
+    signs_differ = context.compare(context.compare(a, zero, "LT"), context.compare(b, zero, "LT"), "NE")
+    adjust = context.op("stablehlo.and", [inexact, signs_differ], shape, torch.bool)
+    return context.select(adjust, context.op("stablehlo.subtract", [quotient, context.constant(1, dtype, shape)],
+                                             shape, dtype), quotient)
+
+
+lowers(*_BINARY)(_binary)
+
+
+# ---- comparisons ------------------------------------------------------------
+_COMPARISONS = {
+    aten.eq: "EQ", aten.ne: "NE", aten.lt: "LT", aten.le: "LE", aten.gt: "GT", aten.ge: "GE",
+}
+
+
+def _comparison(context, node, lhs, rhs):
+    shape, dtype = _out(context, node)
+    direction = _COMPARISONS[node.target.overloadpacket]
+    compute = _compute_dtype(node, *node.args[:2])
+    return context.compare(context.operand(lhs, compute, shape), context.operand(rhs, compute, shape), direction)
+
+
+for _packet in _COMPARISONS:
+    lowers(_packet.Tensor, _packet.Scalar)(_comparison)
+
+
+# ---- selection, clamping, casts ---------------------------------------------
+@lowers(aten.where.self)
+def _where(context, node, condition, on_true, on_false):
+    shape, dtype = _out(context, node)
+    return context.select(context.operand(condition, torch.bool, shape), context.operand(on_true, dtype, shape),
+                          context.operand(on_false, dtype, shape))
+
+
+@lowers(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default)
+def _clamp(context, node, x, low=None, high=None):
+    shape, dtype = _out(context, node)
+    if node.target == aten.clamp_max.default:
+        low, high = None, low
+    result = context.convert(x, dtype)
+    if low is not None:
+        result = context.op("stablehlo.maximum", [result, context.operand(low, dtype, shape)], shape, dtype)
+    if high is not None:
+        result = context.op("stablehlo.minimum", [result, context.operand(high, dtype, shape)], shape, dtype)
+    return result
+
+
+@lowers(aten._to_copy.default)
+def _to_copy(context, node, x, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+             memory_format=None):
+    meta = context.meta(node)
+    if meta.device.type != "axon" and device is not None:
+        raise LoweringError("_to_copy to another device")
+    return context.convert(x, meta.dtype)
+
+
+@lowers(aten.clone.default, aten.alias.default, aten.lift_fresh_copy.default, aten.detach.default,
+        aten.positive.default)
+def _identity(context, node, x, memory_format=None):
+    return x
+
+
+@lowers(aten.lerp.Scalar, aten.lerp.Tensor)
+def _lerp(context, node, start, end, weight):
+    shape, dtype = _out(context, node)
+    a, b = context.operand(start, dtype, shape), context.operand(end, dtype, shape)
+    w = context.operand(weight, dtype, shape)
+    difference = context.op("stablehlo.subtract", [b, a], shape, dtype)
+    return context.op("stablehlo.add", [a, context.op("stablehlo.multiply", [w, difference], shape, dtype)],
+                      shape, dtype)

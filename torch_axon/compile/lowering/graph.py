@@ -1,0 +1,122 @@
+"""Lowers one FX graph of ATen ops (a partition the table fully covers) to a StableHLO module.
+
+Shapes are concrete: `propagate_shapes` runs the graph under a FakeTensorMode
+on fakes of the actual call's inputs, so a graph captured with symbolic sizes
+(dynamic=True) lowers once per concrete shape signature.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from .builder import FunctionBuilder, LoweringError, Value
+from .context import LoweringContext
+from .registry import lowering_for
+
+
+@dataclass
+class LoweredGraph:
+    """A module text and how to call it: which inputs are tensors, what comes out."""
+
+    text: str
+    tensor_inputs: list[int]        # positions of the graph inputs passed to XLA
+    outputs: list                   # per graph output: ("tensor", k) | ("input", i) | ("value", python value)
+    output_meta: list               # fake tensors of the XLA results, in XLA order
+
+
+def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> None:
+    """Stores each node's output for these concrete inputs under node.meta["axon_val"]."""
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    with mode:
+        fakes = [mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, node):
+            result = super().run_node(node)
+            node.meta["axon_val"] = result
+            return result
+
+    with mode:
+        Recorder(graph_module).run(*fakes)
+
+
+def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") -> LoweredGraph:
+    propagate_shapes(graph_module, inputs)
+    builder = FunctionBuilder()
+    context = LoweringContext(builder)
+    env: dict[torch.fx.Node, object] = {}
+    arguments: list[Value] = []
+    tensor_inputs: list[int] = []
+    placeholder_index = 0
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder":
+            value = inputs[placeholder_index]
+            if isinstance(value, torch.Tensor):
+                argument = Value(f"%arg{len(arguments)}", tuple(value.shape), value.dtype)
+                arguments.append(argument)
+                tensor_inputs.append(placeholder_index)
+                env[node] = argument
+            else:
+                env[node] = value  # SymInt / scalar inputs: specialized (part of the cache key)
+            placeholder_index += 1
+        elif node.op == "call_function":
+            env[node] = _lower_node(context, node, env)
+        elif node.op == "output":
+            return _finish(builder, arguments, tensor_inputs, node, env, name)
+        else:
+            raise LoweringError(f"unexpected FX node {node.op} {node.target}")
+    raise LoweringError("graph has no output")
+
+
+def _lower_node(context: LoweringContext, node: torch.fx.Node, env):
+    if node.target is operator.getitem:
+        container, index = node.args
+        return env[container][index]
+    lowering = lowering_for(node.target)
+    if lowering is None:
+        raise LoweringError(f"no lowering for {node.target}")
+    args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+    kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+    result = lowering(context, node, *args, **kwargs)
+    if isinstance(result, (list, tuple)):
+        return list(result)
+    meta = node.meta.get("axon_val")
+    if isinstance(result, Value) and isinstance(meta, torch.Tensor):
+        if tuple(meta.shape) != result.shape or meta.dtype != result.dtype:
+            raise LoweringError(f"{node.target}: lowering produced {result.shape} {result.dtype}, "
+                                f"expected {tuple(meta.shape)} {meta.dtype}")
+    return result
+
+
+def _finish(builder, arguments, tensor_inputs, output_node, env, name) -> LoweredGraph:
+    results: list[Value] = []
+    result_meta: list = []
+    outputs: list = []
+    flat_outputs, _ = torch.utils._pytree.tree_flatten(output_node.args[0])
+    argument_names = {a.name: i for i, a in enumerate(arguments)}
+    for node in flat_outputs:
+        value = env[node] if isinstance(node, torch.fx.Node) else node
+        if isinstance(value, Value):
+            if value.name in argument_names:
+                outputs.append(("input", tensor_inputs[argument_names[value.name]]))
+            else:
+                outputs.append(("tensor", len(results)))
+                results.append(value)
+                result_meta.append(node.meta.get("axon_val"))
+        else:
+            outputs.append(("value", value))
+    signature = ", ".join(f"{a.name}: {a.type}" for a in arguments)
+    result_types = ", ".join(v.type for v in results)
+    body = "\n    ".join(builder.lines)
+    returns = ", ".join(v.name for v in results)
+    text = (f"module @axon_graph attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n"
+            f"  func.func public @{name}({signature}) -> ({result_types}) {{\n"
+            f"    {body}\n"
+            f'    "func.return"({returns}) : ({result_types}) -> ()\n'
+            f"  }}\n}}\n")
+    return LoweredGraph(text, tensor_inputs, outputs, result_meta)

@@ -1,0 +1,53 @@
+"""Matrix products: mm, bmm, addmm, baddbmm, dot, mv, matmul — one stablehlo.dot_general each."""
+
+from __future__ import annotations
+
+import torch
+
+from .builder import LoweringError
+from .context import LoweringContext
+from .registry import lowers
+
+aten = torch.ops.aten
+
+
+def dot_general(context: LoweringContext, lhs, rhs, batch: int, shape, dtype):
+    """lhs [B..., M, K] x rhs [B..., K, N] with `batch` leading batch dimensions."""
+    if dtype.is_complex or not (dtype.is_floating_point or dtype in (torch.int32, torch.int64)):
+        if not dtype.is_complex and dtype not in (torch.int8, torch.int16, torch.uint8):
+            raise LoweringError(f"matmul in {dtype}")
+    lhs, rhs = context.convert(lhs, dtype), context.convert(rhs, dtype)
+    batch_dims = ", ".join(str(i) for i in range(batch))
+    lhs_contract = lhs.rank - 1
+    rhs_contract = batch if rhs.rank > batch + 1 else batch
+    attributes = (f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [{batch_dims}], "
+                  f"rhs_batching_dimensions = [{batch_dims}], lhs_contracting_dimensions = [{lhs_contract}], "
+                  f"rhs_contracting_dimensions = [{rhs_contract}]>")
+    return context.op("stablehlo.dot_general", [lhs, rhs], shape, dtype, attributes)
+
+
+def _out(context, node):
+    meta = context.meta(node)
+    return context.shape_of(meta), meta.dtype
+
+
+@lowers(aten.mm.default, aten.bmm.default, aten.dot.default, aten.mv.default)
+def _mm(context, node, lhs, rhs):
+    shape, dtype = _out(context, node)
+    batch = 1 if node.target == aten.bmm.default else 0
+    return dot_general(context, lhs, rhs, batch, shape, dtype)
+
+
+@lowers(aten.addmm.default, aten.baddbmm.default, aten.addmv.default)
+def _addmm(context, node, bias, lhs, rhs, *, beta=1, alpha=1):
+    shape, dtype = _out(context, node)
+    batch = 1 if node.target == aten.baddbmm.default else 0
+    product = dot_general(context, lhs, rhs, batch, shape, dtype)
+    if alpha != 1:
+        product = context.op("stablehlo.multiply", [product, context.constant(alpha, dtype, shape)], shape, dtype)
+    if beta == 0:
+        return product
+    addend = context.operand(bias, dtype, shape)
+    if beta != 1:
+        addend = context.op("stablehlo.multiply", [addend, context.constant(beta, dtype, shape)], shape, dtype)
+    return context.op("stablehlo.add", [addend, product], shape, dtype)

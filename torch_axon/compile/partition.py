@@ -1,0 +1,117 @@
+"""Splits an ATen graph into partitions the lowering table covers and nodes that run eagerly on axon.
+
+A node is lowered when the table has its op, it is not a random op (those run
+eagerly on axon's Philox generator, so compiled dropout draws exactly what
+eager dropout draws under the same seed), every tensor it touches is on axon,
+and a trial lowering of the node alone succeeds. Maximal groups of such nodes
+become submodules (`fused_N`) that `CompiledPartition` replaces; everything
+else stays in the parent graph and runs as ordinary axon ops.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+import torch.fx
+from torch.fx.experimental.symbolic_shapes import optimization_hint
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from .lowering import LoweringError, lowering_for
+from .lowering.builder import FunctionBuilder, Value
+from .lowering.context import LoweringContext
+
+
+def _hint(value) -> int:
+    return optimization_hint(value, fallback=8) if isinstance(value, torch.SymInt) else int(value)
+
+
+def _is_axon_tensor(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.device.type == "axon"
+
+
+def _concrete(value):
+    """The node value with symbolic sizes replaced by their hints (trial lowering needs numbers)."""
+    if isinstance(value, torch.Tensor):
+        return torch.empty([_hint(s) for s in value.shape], dtype=value.dtype, device="meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_concrete(v) for v in value)
+    if isinstance(value, torch.SymInt):
+        return _hint(value)
+    return value
+
+
+def why_not_lowered(node: torch.fx.Node) -> str | None:
+    """None if `node` can be lowered, else the reason (shown in the report and in strict mode)."""
+    if node.op != "call_function":
+        return "not an operator call"
+    if node.target is operator.getitem:
+        source = node.args[0]
+        return why_not_lowered(source) if isinstance(source, torch.fx.Node) else "getitem of a constant"
+    lowering = lowering_for(node.target)
+    if lowering is None:
+        return "no StableHLO lowering"
+    if isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags:
+        return "random op (runs on axon's generator)"
+    values = [node.meta.get("val")]
+    values += [a.meta.get("val") for a in node.all_input_nodes]
+    for value in values:
+        for leaf in torch.utils._pytree.tree_leaves(value):
+            if isinstance(leaf, torch.Tensor) and not _is_axon_tensor(leaf):
+                return f"tensor on {leaf.device}"
+            if isinstance(leaf, (torch.SymFloat, torch.SymBool)):
+                return "symbolic float/bool argument"
+    return _trial_lowering(node, lowering)
+
+
+def _trial_lowering(node: torch.fx.Node, lowering) -> str | None:
+    builder = FunctionBuilder()
+    context = LoweringContext(builder)
+    saved = {}
+    try:
+        env = {}
+        for index, source in enumerate(node.all_input_nodes):
+            value = _concrete(source.meta.get("val"))
+            saved[source] = source.meta.get("axon_val")
+            source.meta["axon_val"] = value
+            env[source] = Value(f"%arg{index}", tuple(value.shape), value.dtype) if isinstance(
+                value, torch.Tensor) else value
+        saved[node] = node.meta.get("axon_val")
+        node.meta["axon_val"] = _concrete(node.meta.get("val"))
+        args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+        args, kwargs = _concrete(args), {k: _concrete(v) for k, v in kwargs.items()}
+        lowering(context, node, *args, **kwargs)
+        return None
+    except LoweringError as error:
+        return str(error) or "lowering refused these arguments"
+    except Exception as error:  # a lowering bug must not break the model: run the node eagerly
+        return f"lowering failed: {type(error).__name__}: {error}"
+    finally:
+        for source, value in saved.items():
+            if value is None:
+                source.meta.pop("axon_val", None)
+            else:
+                source.meta["axon_val"] = value
+
+
+class _LoweringSupport(OperatorSupportBase):
+    def __init__(self) -> None:
+        self.reasons: dict[torch.fx.Node, str] = {}
+
+    def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
+        reason = why_not_lowered(node)
+        if reason is not None and node.op == "call_function":
+            self.reasons[node] = reason
+        return reason is None
+
+
+def partition(graph_module: torch.fx.GraphModule):
+    """Fuses lowerable nodes into `fused_N` submodules; returns (module, {eager node: reason})."""
+    support = _LoweringSupport()
+    partitioner = CapabilityBasedPartitioner(graph_module, support, allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    # Partitions of pure bookkeeping (views only) would cost an XLA call for no compute.
+    fused = partitioner.fuse_partitions(partitions)
+    return fused, support.reasons

@@ -1,0 +1,88 @@
+"""What torch.compile(backend="axon") did in this process: graphs, lowered vs eager nodes, graph
+breaks, compile times, cache hits and misses.
+
+`torch_axon.compile.report()` returns a `CompileReport`; `print(report())` prints the summary.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from dataclasses import dataclass, field
+
+_lock = threading.Lock()
+
+
+@dataclass
+class GraphRecord:
+    name: str
+    nodes: int = 0
+    lowered_nodes: int = 0
+    eager_ops: collections.Counter = field(default_factory=collections.Counter)
+    partitions: int = 0
+    executables: int = 0          # concrete-shape specializations compiled or loaded
+    compile_seconds: float = 0.0
+
+
+@dataclass
+class CompileReport:
+    graphs: list[GraphRecord] = field(default_factory=list)
+    graph_breaks: int = 0
+    cache: collections.Counter = field(default_factory=collections.Counter)  # compiled / disk / memory
+    compile_seconds: float = 0.0
+
+    @property
+    def lowered_nodes(self) -> int:
+        return sum(g.lowered_nodes for g in self.graphs)
+
+    @property
+    def eager_ops(self) -> collections.Counter:
+        total = collections.Counter()
+        for graph in self.graphs:
+            total.update(graph.eager_ops)
+        return total
+
+    def __str__(self) -> str:
+        lines = [f"torch.compile(backend='axon'): {len(self.graphs)} graph(s), {self.graph_breaks} graph break(s)",
+                 f"  nodes lowered to StableHLO: {self.lowered_nodes}; run eagerly on axon: "
+                 f"{sum(self.eager_ops.values())}",
+                 f"  XLA executables: {self.cache['compiled']} compiled, {self.cache['disk']} loaded from disk, "
+                 f"{self.cache['memory']} reused in memory; {self.compile_seconds:.2f} s compiling/loading"]
+        for op, count in self.eager_ops.most_common():
+            lines.append(f"    eager: {op} x{count}")
+        for graph in self.graphs:
+            lines.append(f"  {graph.name}: {graph.nodes} ops, {graph.lowered_nodes} lowered in "
+                         f"{graph.partitions} partition(s), {graph.executables} executable(s), "
+                         f"{graph.compile_seconds:.2f} s")
+        return "\n".join(lines)
+
+
+_report = CompileReport()
+
+
+def current() -> CompileReport:
+    return _report
+
+
+def reset() -> None:
+    global _report
+    with _lock:
+        _report = CompileReport()
+
+
+def new_graph(name: str) -> GraphRecord:
+    record = GraphRecord(name)
+    with _lock:
+        _report.graphs.append(record)
+    return record
+
+
+def record_cache(source: str, seconds: float = 0.0) -> None:
+    with _lock:
+        _report.cache[source] += 1
+        _report.compile_seconds += seconds
+
+
+def record_graph_breaks(count: int) -> None:
+    with _lock:
+        _report.graph_breaks = count
