@@ -1,6 +1,7 @@
 """ATen → StableHLO lowering: the op table (registry), one module per op family."""
 
-from . import creation, elementwise, linear_algebra, normalization, reduction, shape  # noqa: F401  (registrations)
+from . import (convolution, creation, elementwise, indexing, linear_algebra, normalization,  # noqa: F401
+               reduction, shape)  # (registrations)
 from .builder import LoweringError, Value
 from .graph import LoweredGraph, lower_graph, propagate_shapes
 from .registry import LOWERINGS, lowering_for, lowers
