@@ -62,6 +62,7 @@ from .streams import (
     stream,
 )
 from .runtime import is_launch_blocking, shutdown
+from . import distributed  # noqa: F401  registers the "axon" torch.distributed backend
 
 __all__ = [
     "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_stream", "device",

@@ -1,0 +1,191 @@
+#include "distributed/collective_call.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+
+#include <utility>
+
+#include "core/check.h"
+#include "core/device_allocator.h"
+#include "core/stream.h"
+#include "distributed/process_group_axon.h"
+#include "ops/host_alias.h"
+
+namespace axon::distributed {
+
+CollectiveCall::CollectiveCall(ProcessGroupAxon& group, std::string name, c10d::OpType type,
+                               std::chrono::milliseconds requested_timeout)
+    : group_(group),
+      name_(std::move(name)),
+      type_(type),
+      timeout_(group.timeout_for(requested_timeout)),
+      job_(std::make_unique<CollectiveJob>()) {}
+
+CollectiveCall::~CollectiveCall() {
+  // An argument error after begin(): restore the caller's stream; the issue
+  // stream's wait is harmless.
+  if (caller_stream_) set_current_stream(*caller_stream_);
+}
+
+void CollectiveCall::check(const at::Tensor& tensor, const char* role) {
+  TORCH_CHECK_VALUE(tensor.defined(), "[axon ", name_, "] expected a tensor as ", role, ", got None");
+  TORCH_CHECK_TYPE(tensor.device().type() == c10::DeviceType::PrivateUse1, "[axon ", name_, "] expected ", role,
+                   " tensors on axon, got a ", tensor.device().str(),
+                   " tensor (use the gloo backend for CPU tensors, e.g. init_process_group(\"cpu:gloo,axon:axon\"))");
+  TORCH_CHECK_VALUE(tensor.layout() == c10::kStrided, "[axon ", name_, "] expected strided ", role,
+                    " tensors, got layout ", tensor.layout());
+  if (device_) {
+    TORCH_CHECK_VALUE(tensor.device().index() == *device_, "[axon ", name_, "] expected every tensor on axon:",
+                      static_cast<int>(*device_), ", got a ", role, " tensor on ", tensor.device().str());
+  } else {
+    begin(tensor.device().index());
+  }
+}
+
+void CollectiveCall::use_device(c10::DeviceIndex device) {
+  if (!device_) begin(device);
+}
+
+void CollectiveCall::begin(c10::DeviceIndex device) {
+  device_ = device;
+  issue_ = group_.issue_stream(device);
+  completion_ = group_.completion_stream(device);
+  caller_stream_ = current_stream(device);
+  // The issue stream continues after the work already queued on the
+  // caller's stream (which produced the inputs).
+  axon_event ready = nullptr;
+  AXON_CHECK(axon_event_create(AXON_EVENT_DEFAULT, &ready), "creating a collective's event");
+  axon_status status = axon_event_record(ready, stream_handle(*caller_stream_));
+  if (status == AXON_SUCCESS) status = axon_stream_wait_event(stream_handle(*issue_), ready);
+  axon_event_destroy(ready);
+  AXON_CHECK(status, "ordering the communication stream after the current stream");
+  // Staging work below goes to the issue stream.
+  set_current_stream(*issue_);
+}
+
+void CollectiveCall::keep(const at::Tensor& tensor) {
+  const c10::DataPtr& data = tensor.storage().data_ptr();
+  if (data.get() != nullptr) {
+    device_allocator_record_stream(data, *issue_);
+    device_allocator_record_stream(data, *completion_);
+  }
+  job_->keep_alive.push_back(tensor);
+}
+
+at::Tensor CollectiveCall::staging_buffer(const at::Tensor& tensor) {
+  return at::empty(tensor.sizes(), tensor.options().memory_format(c10::MemoryFormat::Contiguous));
+}
+
+at::Tensor CollectiveCall::stage(const at::Tensor& tensor, const char* role, bool copy_in, bool copy_back) {
+  check(tensor, role);
+  keep(tensor);
+  if (tensor.is_contiguous()) return host_alias(tensor);
+  at::Tensor staged = staging_buffer(tensor);
+  if (copy_in) staged.copy_(tensor);
+  keep(staged);
+  if (copy_back) job_->finish_steps.push_back([tensor, staged]() mutable { tensor.copy_(staged); });
+  return host_alias(staged);
+}
+
+at::Tensor CollectiveCall::input(const at::Tensor& tensor) { return stage(tensor, "input", true, false); }
+
+at::Tensor CollectiveCall::output(const at::Tensor& tensor) { return stage(tensor, "output", false, true); }
+
+at::Tensor CollectiveCall::inout(const at::Tensor& tensor) { return stage(tensor, "input/output", true, true); }
+
+ReducePlan CollectiveCall::plan_reduce(const c10d::ReduceOp& op, c10::ScalarType dtype) {
+  ReducePlan plan{op};
+  switch (op.op_) {
+    case c10d::ReduceOp::AVG:
+      TORCH_CHECK_VALUE(c10::isFloatingType(dtype) || c10::isComplexType(dtype), "[axon ", name_,
+                        "] ReduceOp.AVG expects floating-point tensors, got ", dtype);
+      plan.transport_op = c10d::ReduceOp(c10d::ReduceOp::SUM);
+      plan.average = true;
+      break;
+    case c10d::ReduceOp::PREMUL_SUM: {
+      auto* supplement = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+      TORCH_CHECK_VALUE(supplement != nullptr, "[axon ", name_, "] PREMUL_SUM without a factor");
+      TORCH_CHECK_VALUE(c10::isFloatingType(dtype) || c10::isComplexType(dtype), "[axon ", name_,
+                        "] PREMUL_SUM expects floating-point tensors, got ", dtype);
+      if (supplement->tensor_factor.defined()) {
+        plan.tensor_factor = supplement->tensor_factor;
+      } else {
+        plan.scalar_factor = supplement->double_factor;
+      }
+      plan.transport_op = c10d::ReduceOp(c10d::ReduceOp::SUM);
+      break;
+    }
+    case c10d::ReduceOp::UNUSED:
+      TORCH_CHECK_VALUE(false, "[axon ", name_, "] unsupported reduce op");
+    default:
+      break;
+  }
+  return plan;
+}
+
+at::Tensor CollectiveCall::reduce_input(const at::Tensor& tensor, const ReducePlan& plan) {
+  if (!plan.premultiply()) return input(tensor);
+  check(tensor, "input");
+  keep(tensor);
+  at::Tensor staged = staging_buffer(tensor);
+  staged.copy_(tensor);
+  if (plan.tensor_factor.defined()) {
+    staged.mul_(plan.tensor_factor.to(tensor.device()));
+  } else {
+    staged.mul_(*plan.scalar_factor);
+  }
+  keep(staged);
+  return host_alias(staged);
+}
+
+at::Tensor CollectiveCall::reduce_inout(const at::Tensor& tensor, const ReducePlan& plan) {
+  at::Tensor buffer;
+  if (plan.premultiply()) {
+    buffer = reduce_input(tensor, plan);
+    at::Tensor staged = job_->keep_alive.back();
+    job_->finish_steps.push_back([tensor, staged]() mutable { tensor.copy_(staged); });
+  } else {
+    buffer = inout(tensor);
+  }
+  if (plan.average) average_after(tensor);
+  return buffer;
+}
+
+void CollectiveCall::after_transport(std::function<void()> step) {
+  job_->finish_steps.push_back(std::move(step));
+}
+
+void CollectiveCall::average_after(const at::Tensor& tensor) {
+  const int64_t size = group_.getSize();
+  job_->finish_steps.push_back([tensor, size]() mutable { tensor.div_(size); });
+}
+
+c10::intrusive_ptr<c10d::Work> CollectiveCall::submit(std::function<c10::intrusive_ptr<c10d::Work>()> start,
+                                                      std::vector<at::Tensor> outputs, bool report_source_rank) {
+  TORCH_INTERNAL_ASSERT(device_.has_value(), "[axon ", name_, "] issued without a device");
+  TORCH_INTERNAL_ASSERT(!submitted_);
+  submitted_ = true;
+  auto work = c10::make_intrusive<CollectiveWork>(group_.getRank(), type_, name_,
+                                                  c10::Device(c10::DeviceType::PrivateUse1, *device_),
+                                                  std::move(outputs), timeout_, group_.next_sequence());
+  axon_event inputs_ready = nullptr;
+  AXON_CHECK(axon_event_create(AXON_EVENT_DEFAULT, &inputs_ready), "creating a collective's event");
+  const axon_status status = axon_event_record(inputs_ready, stream_handle(*issue_));
+  if (status != AXON_SUCCESS) {
+    axon_event_destroy(inputs_ready);
+    AXON_CHECK(status, "recording a collective's inputs-ready event");
+  }
+  set_current_stream(*caller_stream_);
+  caller_stream_.reset();
+
+  job_->work = work;
+  job_->inputs_ready = inputs_ready;
+  job_->start = std::move(start);
+  job_->completion_stream = *completion_;
+  job_->report_source_rank = report_source_rank;
+  group_.submit(std::move(job_));
+  return work;
+}
+
+}  // namespace axon::distributed

@@ -1,0 +1,98 @@
+// One collective being issued: the steps every ProcessGroupAxon method
+// shares, on the caller's thread.
+//
+//   CollectiveCall call(group, "all_reduce", c10d::OpType::ALLREDUCE, opts.timeout);
+//   at::Tensor buffer = call.inout(tensor);      // CPU alias the transport uses
+//   return call.submit([=]() mutable { ... transport op on the aliases ... }, {tensor});
+//
+// The first tensor fixes the device; the issue stream is then ordered after
+// the caller's current stream. input()/output()/inout() check each tensor
+// (axon, same device, strided) and return a CPU alias of it, or of a
+// contiguous staging buffer when the tensor is not contiguous (copied in on
+// the issue stream, copied back on the completion stream).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Stream.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "distributed/collective_runner.h"
+
+namespace axon::distributed {
+
+class ProcessGroupAxon;
+
+// How a reduce op maps onto the transport's.
+struct ReducePlan {
+  c10d::ReduceOp transport_op;
+  bool average = false;                 // divide by the group size afterwards
+  std::optional<double> scalar_factor;  // PREMUL_SUM with a number
+  at::Tensor tensor_factor;             // PREMUL_SUM with a one-element tensor
+  bool premultiply() const { return scalar_factor.has_value() || tensor_factor.defined(); }
+};
+
+class CollectiveCall {
+ public:
+  CollectiveCall(ProcessGroupAxon& group, std::string name, c10d::OpType type,
+                 std::chrono::milliseconds requested_timeout);
+  ~CollectiveCall();
+  CollectiveCall(const CollectiveCall&) = delete;
+  CollectiveCall& operator=(const CollectiveCall&) = delete;
+
+  // Checks `op` against `dtype` (AVG needs floating point) and plans it.
+  ReducePlan plan_reduce(const c10d::ReduceOp& op, c10::ScalarType dtype);
+
+  at::Tensor input(const at::Tensor& tensor);
+  at::Tensor output(const at::Tensor& tensor);
+  at::Tensor inout(const at::Tensor& tensor);
+  // An input the transport reduces: premultiplied into a staging buffer for
+  // PREMUL_SUM, else as input().
+  at::Tensor reduce_input(const at::Tensor& tensor, const ReducePlan& plan);
+  // An in-place reduced tensor: premultiplied for PREMUL_SUM, divided for AVG.
+  at::Tensor reduce_inout(const at::Tensor& tensor, const ReducePlan& plan);
+  // Divides `tensor` (an output) by the group size after the transport.
+  void average_after(const at::Tensor& tensor);
+
+  // Queues `step` on the completion stream once the transport finished.
+  void after_transport(std::function<void()> step);
+
+  // Used when the collective has no tensor (barrier).
+  void use_device(c10::DeviceIndex device);
+
+  // Queues the job; `start` runs on the launcher thread once the inputs are
+  // ready and returns the transport's work. `outputs` are the Work's result.
+  c10::intrusive_ptr<c10d::Work> submit(std::function<c10::intrusive_ptr<c10d::Work>()> start,
+                                        std::vector<at::Tensor> outputs, bool report_source_rank = false);
+
+  ProcessGroupAxon& group() { return group_; }
+
+ private:
+  void check(const at::Tensor& tensor, const char* role);
+  void begin(c10::DeviceIndex device);
+  void keep(const at::Tensor& tensor);
+  at::Tensor staging_buffer(const at::Tensor& tensor);
+  // Alias of `tensor`, or of a contiguous staging buffer filled from it
+  // (copy_in) and/or copied back to it after the transport (copy_back).
+  at::Tensor stage(const at::Tensor& tensor, const char* role, bool copy_in, bool copy_back);
+
+  ProcessGroupAxon& group_;
+  const std::string name_;
+  const c10d::OpType type_;
+  const std::chrono::milliseconds timeout_;
+  std::optional<c10::DeviceIndex> device_;
+  std::optional<c10::Stream> issue_;
+  std::optional<c10::Stream> completion_;
+  std::optional<c10::Stream> caller_stream_;
+  std::unique_ptr<CollectiveJob> job_;
+  bool submitted_ = false;
+};
+
+}  // namespace axon::distributed

@@ -1,0 +1,127 @@
+#include "distributed/collective_runner.h"
+
+#include <c10/core/StreamGuard.h>
+#include <c10/util/Exception.h>
+
+#include <exception>
+#include <utility>
+
+#include "axon/status.h"
+
+namespace axon::distributed {
+namespace {
+
+std::exception_ptr describe_failure(const CollectiveWork& work, const char* stage) {
+  try {
+    throw;
+  } catch (const c10::DistBackendError& error) {
+    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage, ": ",
+                                       error.what_without_backtrace()));
+  } catch (const c10::Error& error) {
+    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage, ": ",
+                                       error.what_without_backtrace()));
+  } catch (const std::exception& error) {
+    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage, ": ", error.what()));
+  } catch (...) {
+    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage));
+  }
+}
+
+}  // namespace
+
+CollectiveRunner::CollectiveRunner()
+    : launcher_([this] { run_launcher(); }), completer_([this] { run_completer(); }) {}
+
+CollectiveRunner::~CollectiveRunner() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  launch_ready_.notify_all();
+  complete_ready_.notify_all();
+  launcher_.join();
+  completer_.join();
+}
+
+void CollectiveRunner::enqueue(std::unique_ptr<CollectiveJob> job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    to_launch_.push_back(std::move(job));
+  }
+  launch_ready_.notify_one();
+}
+
+void CollectiveRunner::run_launcher() {
+  for (;;) {
+    std::unique_ptr<CollectiveJob> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      launch_ready_.wait(lock, [this] { return stopping_ || !to_launch_.empty(); });
+      if (to_launch_.empty()) {
+        launcher_done_ = true;
+        complete_ready_.notify_all();
+        return;
+      }
+      job = std::move(to_launch_.front());
+      to_launch_.pop_front();
+    }
+    // A host thread may block on a device event; the device's worker is
+    // never asked to wait for the transport.
+    const axon_status reached = axon_event_synchronize(job->inputs_ready);
+    axon_event_destroy(job->inputs_ready);
+    job->inputs_ready = nullptr;
+    if (reached != AXON_SUCCESS) {
+      job->work->fail(make_backend_error(c10::str("[axon] ", job->work->describe(),
+                                                  " could not wait for its inputs: ", axon_status_name(reached))));
+    } else {
+      try {
+        job->transport_work = job->start();
+      } catch (...) {
+        job->work->fail(describe_failure(*job->work, "starting the transport"));
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      to_complete_.push_back(std::move(job));
+    }
+    complete_ready_.notify_one();
+  }
+}
+
+void CollectiveRunner::run_completer() {
+  for (;;) {
+    std::unique_ptr<CollectiveJob> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      complete_ready_.wait(lock, [this] { return launcher_done_ || !to_complete_.empty(); });
+      if (to_complete_.empty()) return;
+      job = std::move(to_complete_.front());
+      to_complete_.pop_front();
+    }
+    finish_job(*job);
+    // Dropping the job releases the tensors; their record_stream users keep
+    // the memory from reuse until the finishing steps ran.
+  }
+}
+
+void CollectiveRunner::finish_job(CollectiveJob& job) {
+  CollectiveWork& work = *job.work;
+  if (!job.transport_work) return;  // failed to start; already reported
+  int source_rank = -1;
+  try {
+    job.transport_work->wait(work.timeout());
+    if (job.report_source_rank) source_rank = job.transport_work->sourceRank();
+  } catch (...) {
+    work.fail(describe_failure(work, "moving data"));
+    return;
+  }
+  try {
+    c10::StreamGuard guard(*job.completion_stream);
+    for (auto& step : job.finish_steps) step();
+    work.complete(source_rank);
+  } catch (...) {
+    work.fail(describe_failure(work, "finishing on the device"));
+  }
+}
+
+}  // namespace axon::distributed

@@ -1,0 +1,59 @@
+"""torch.distributed on axon: the ``axon`` process-group backend.
+
+Importing torch_axon registers the backend (cheap: no C++ is loaded until a
+group is created), after which the usual entry points pick it:
+
+    dist.init_process_group(device_id=torch.device("axon", local_rank))  # backend "axon"
+    dist.init_process_group("cpu:gloo,axon:axon")                       # CPU tensors to Gloo
+    init_device_mesh("axon", (2,))
+
+The backend is ``ProcessGroupAxon`` (csrc/distributed/): a C++ c10d backend
+whose collectives run PyTorch's Gloo on the axon memory, ordered against the
+caller's streams like NCCL's. See README.md, section Distributed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import torch
+import torch.distributed as dist
+
+BACKEND_NAME = "axon"
+
+_module = None
+
+
+def _native():
+    """torch_axon._C_distributed, created on first use."""
+    global _module
+    if _module is None:
+        from . import _C
+
+        library = ctypes.PyDLL(_C.__file__)
+        library.axon_distributed_module.restype = ctypes.py_object
+        library.axon_distributed_module.argtypes = []
+        _module = library.axon_distributed_module()
+    return _module
+
+
+def _create_backend(common, backend_options=None):
+    """Factory given to ``Backend.register_backend`` (extended API): one
+    ProcessGroupAxon over a Gloo transport that has its own key prefix in the
+    group's store and knows the group's global ranks (Gloo's split needs them)."""
+    options = dist.ProcessGroupGloo._Options()
+    options._devices = [dist.ProcessGroupGloo.create_default_device()]
+    options._timeout = common.timeout
+    options.global_ranks_in_group = list(common.global_ranks_in_group)
+    options.group_name = common.group_id
+    store = dist.PrefixStore("axon_transport", common.store)
+    transport = dist.ProcessGroupGloo(store, common.group_rank, common.group_size, options)
+    return _native().ProcessGroupAxon(common.group_rank, common.group_size, common.timeout, transport)
+
+
+def _register() -> None:
+    if not dist.is_available() or hasattr(dist.Backend, BACKEND_NAME.upper()):
+        return
+    dist.Backend.register_backend(BACKEND_NAME, _create_backend, devices=["axon"], extended_api=True)
+
+
+_register()
