@@ -1,6 +1,6 @@
 """ATen → StableHLO lowering: the op table (registry), one module per op family."""
 
-from . import (convolution, creation, elementwise, indexing, linear_algebra, normalization,  # noqa: F401
+from . import (convolution, creation, elementwise, indexing, linear_algebra, normalization, pooling,  # noqa: F401
                reduction, shape)  # (registrations)
 from .builder import LoweringError, Value
 from .graph import LoweredGraph, lower_graph, propagate_shapes

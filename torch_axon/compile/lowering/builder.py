@@ -139,6 +139,16 @@ class FunctionBuilder:
         text = f"value = dense<{literal(value, dtype)}> : {tensor_type(shape, dtype)}"
         return self.op("stablehlo.constant", [], shape, dtype, text)
 
+    def array_constant(self, values, shape, dtype: torch.dtype) -> Value:
+        """A constant holding `values` (nested Python lists of `shape`, computed at lowering time — plain
+        Python because lowerings may run under a FakeTensorMode, where torch tensors have no data)."""
+
+        def nested(item):
+            return "[" + ", ".join(nested(i) for i in item) + "]" if isinstance(item, list) else literal(item, dtype)
+
+        text = f"value = dense<{nested(values)}> : {tensor_type(shape, dtype)}"
+        return self.op("stablehlo.constant", [], shape, dtype, text)
+
 
 def scalar_region(kind: str, dtype: torch.dtype, count: int = 1) -> str:
     """The body of a reduce / scatter / select_and_scatter region combining with `kind`.

@@ -19,7 +19,7 @@ def _meta(context: LoweringContext, node):
         aten.ones_like.default, aten.empty_like.default, aten.zeros.default, aten.ones.default,
         aten.empty.memory_format, aten.empty_strided.default, aten.new_full.default, aten.new_zeros.default,
         aten.new_ones.default, aten.new_empty.default, aten.new_empty_strided.default, aten.fill.Scalar,
-        aten.fill.Tensor)
+        aten.fill.Tensor, aten.empty_permuted.default)
 def _full(context, node, *args, **kwargs):
     shape, dtype = _meta(context, node)
     target = node.target

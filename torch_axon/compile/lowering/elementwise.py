@@ -156,6 +156,7 @@ _BINARY = {
     aten.bitwise_right_shift.Tensor: "stablehlo.shift_right_arithmetic",
     aten.fmax.default: None, aten.fmin.default: None, aten.hypot.default: None, aten.copysign.Tensor: None,
     aten.nextafter.default: "chlo.next_after", aten.floor_divide.default: None,
+    aten.div.Tensor_mode: "stablehlo.divide", aten.div.Scalar_mode: "stablehlo.divide",
 }
 
 
@@ -166,7 +167,8 @@ def _binary(context: LoweringContext, node, lhs, rhs, alpha=None, rounding_mode=
     logical = target in (aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default)
     if logical:
         compute = torch.bool
-    elif target in (aten.div.Tensor, aten.div.Scalar) and rounding_mode is None:
+    elif target in (aten.div.Tensor, aten.div.Scalar, aten.div.Tensor_mode, aten.div.Scalar_mode) and \
+            rounding_mode is None:
         compute = dtype
     else:
         compute = _compute_dtype(node, *node.args[:2]) if not dtype.is_floating_point or dtype.is_complex else dtype
@@ -289,7 +291,8 @@ def _clamp(context, node, x, low=None, high=None):
 def _to_copy(context, node, x, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
              memory_format=None):
     meta = context.meta(node)
-    if meta.device.type != "axon" and device is not None:
+    # The node's metadata may be a meta-device stand-in (trial lowering): judge the argument itself.
+    if device is not None and torch.device(device).type != "axon":
         raise LoweringError("_to_copy to another device")
     return context.convert(x, meta.dtype)
 
@@ -308,3 +311,53 @@ def _lerp(context, node, start, end, weight):
     difference = context.op("stablehlo.subtract", [b, a], shape, dtype)
     return context.op("stablehlo.add", [a, context.op("stablehlo.multiply", [w, difference], shape, dtype)],
                       shape, dtype)
+
+
+@lowers(aten.copy.default)
+def _copy(context, node, destination, source, non_blocking=False):
+    """Functional copy: the source converted to the destination's dtype and broadcast to its shape."""
+    shape, dtype = _out(context, node)
+    return context.operand(source, dtype, shape)
+
+
+# ---- activations with parameters ---------------------------------------------
+@lowers(aten.elu.default)
+def _elu(context, node, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    shape, dtype = _out(context, node)
+    x = context.convert(x, dtype)
+    scaled_input = context.op("stablehlo.multiply", [x, context.constant(input_scale, dtype, shape)], shape, dtype)
+    negative = context.op("stablehlo.multiply", [context.op("stablehlo.exponential_minus_one", [scaled_input], shape,
+                                                            dtype),
+                                                 context.constant(alpha * scale, dtype, shape)], shape, dtype)
+    positive = context.op("stablehlo.multiply", [x, context.constant(scale, dtype, shape)], shape, dtype)
+    return context.select(context.compare(x, context.constant(0, dtype, shape), "GT"), positive, negative)
+
+
+@lowers(aten.hardtanh.default)
+def _hardtanh(context, node, x, min_val=-1.0, max_val=1.0):
+    shape, dtype = _out(context, node)
+    low = context.op("stablehlo.maximum", [context.convert(x, dtype), context.constant(min_val, dtype, shape)],
+                     shape, dtype)
+    return context.op("stablehlo.minimum", [low, context.constant(max_val, dtype, shape)], shape, dtype)
+
+
+@lowers(aten.leaky_relu.default)
+def _leaky_relu(context, node, x, negative_slope=0.01):
+    shape, dtype = _out(context, node)
+    x = context.convert(x, dtype)
+    sloped = context.op("stablehlo.multiply", [x, context.constant(negative_slope, dtype, shape)], shape, dtype)
+    return context.select(context.compare(x, context.constant(0, dtype, shape), "GT"), x, sloped)
+
+
+@lowers(aten.round.decimals)
+def _round_decimals(context, node, x, *, decimals=0):
+    """PyTorch's rule: scale by 10^|decimals| (divide for negative decimals), round half to even, undo."""
+    shape, dtype = _out(context, node)
+    if not dtype.is_floating_point:
+        raise LoweringError("round with decimals on integers")
+    x = context.convert(x, dtype)
+    power = context.constant(10.0 ** abs(decimals), dtype, shape)
+    scale, unscale = ("stablehlo.divide", "stablehlo.multiply") if decimals < 0 else \
+        ("stablehlo.multiply", "stablehlo.divide")
+    rounded = context.op("stablehlo.round_nearest_even", [context.op(scale, [x, power], shape, dtype)], shape, dtype)
+    return context.op(unscale, [rounded, power], shape, dtype)

@@ -385,3 +385,105 @@ def _masked_scatter_backward(context, node, grad, mask, sizes):
     zeros = context.constant(0, dtype, (source_count,))
     result = point_scatter(context, zeros, stack_coordinates(context, [position]), [0], updates, "add")
     return context.reshape(result, shape)
+
+
+# ---- strided views of a row-major value ---------------------------------------
+def _row_major_strides(shape):
+    strides, running = [], 1
+    for size in reversed(shape):
+        strides.append(running)
+        running *= size
+    return list(reversed(strides))
+
+
+def _flat_positions(context, shape, strides, offset):
+    """int64 tensor of `shape`: offset + Σ index_k * stride_k (element positions in a row-major buffer)."""
+    shape = tuple(int(s) for s in shape)
+    total = context.constant(int(offset), torch.int64, shape)
+    for axis, stride in enumerate(strides):
+        if shape[axis] > 1 and stride:
+            term = context.op("stablehlo.multiply", [context.iota(shape, axis, torch.int64),
+                                                     context.constant(int(stride), torch.int64, shape)], shape,
+                              torch.int64)
+            total = context.op("stablehlo.add", [total, term], shape, torch.int64)
+    return total
+
+
+def strided_view(context, x, shape, strides, offset):
+    """The view of x's row-major elements with this shape / strides / offset, as a gather."""
+    if math.prod(shape) == 0:
+        return context.constant(0, x.dtype, shape)
+    flat = context.reshape(x, (math.prod(x.shape),))
+    positions = _flat_positions(context, shape, strides, offset)
+    return point_gather(context, flat, stack_coordinates(context, [positions]), [0])
+
+
+def strided_scatter(context, x, src, shape, strides, offset):
+    """x with the view (shape / strides / offset) of its row-major elements replaced by src."""
+    if math.prod(shape) == 0:
+        return x
+    flat = context.reshape(x, (math.prod(x.shape),))
+    positions = _flat_positions(context, shape, strides, offset)
+    result = point_scatter(context, flat, stack_coordinates(context, [positions]), [0],
+                           context.reshape(src, tuple(shape)), "assign")
+    return context.reshape(result, x.shape)
+
+
+def _diagonal_geometry(x, offset, dim1, dim2):
+    dim1, dim2 = normalize_dim(dim1, x.rank), normalize_dim(dim2, x.rank)
+    strides = _row_major_strides(x.shape)
+    start = offset * strides[dim2] if offset >= 0 else -offset * strides[dim1]
+    length = max(0, min(x.shape[dim1] - max(-offset, 0), x.shape[dim2] - max(offset, 0)))
+    kept = [d for d in range(x.rank) if d not in (dim1, dim2)]
+    shape = [x.shape[d] for d in kept] + [length]
+    return shape, [strides[d] for d in kept] + [strides[dim1] + strides[dim2]], (start if length else 0)
+
+
+@lowers(aten.diagonal.default, aten.diagonal_copy.default)
+def _diagonal(context, node, x, offset=0, dim1=0, dim2=1):
+    return strided_view(context, x, *_diagonal_geometry(x, offset, dim1, dim2))
+
+
+@lowers(aten.diagonal_scatter.default)
+def _diagonal_scatter(context, node, x, src, offset=0, dim1=0, dim2=1):
+    return strided_scatter(context, x, src, *_diagonal_geometry(x, offset, dim1, dim2))
+
+
+@lowers(aten.unfold.default)
+def _unfold(context, node, x, dimension, size, step):
+    shape, _ = _out(context, node)
+    if x.rank == 0:
+        return context.reshape(x, shape)
+    dim = normalize_dim(dimension, x.rank)
+    strides = _row_major_strides(x.shape)
+    view_strides = strides[:dim] + [strides[dim] * step] + strides[dim + 1:] + [strides[dim]]
+    return strided_view(context, x, shape, view_strides, 0)
+
+
+def _base_is_row_major(node) -> bool:
+    """as_strided addresses the input's storage: only a contiguous, offset-0 input's storage is its
+    row-major element order (the only layout a StableHLO value has)."""
+    base = node.args[0].meta.get("val")
+    return isinstance(base, torch.Tensor) and base.is_contiguous() and base.storage_offset() == 0
+
+
+@lowers(aten.as_strided.default, aten.as_strided_copy.default)
+def _as_strided(context, node, x, size, stride, storage_offset=None):
+    if not _base_is_row_major(node):
+        raise LoweringError("as_strided of a non-contiguous or offset input")
+    shape, _ = _out(context, node)
+    offset = int(storage_offset or 0)
+    if math.prod(shape) and offset + sum((s - 1) * st for s, st in zip(shape, stride)) >= math.prod(x.shape):
+        raise LoweringError("as_strided view reaches past the input's elements")
+    return strided_view(context, x, shape, [int(s) for s in stride], offset)
+
+
+@lowers(aten.as_strided_scatter.default)
+def _as_strided_scatter(context, node, x, src, size, stride, storage_offset=None):
+    if not _base_is_row_major(node):
+        raise LoweringError("as_strided_scatter of a non-contiguous or offset input")
+    shape = [int(s) for s in size]
+    offset = int(storage_offset or 0)
+    if math.prod(shape) and offset + sum((s - 1) * st for s, st in zip(shape, stride)) >= math.prod(x.shape):
+        raise LoweringError("as_strided view reaches past the input's elements")
+    return strided_scatter(context, x, context.convert(src, x.dtype), shape, [int(s) for s in stride], offset)

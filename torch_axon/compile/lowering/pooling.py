@@ -1,0 +1,309 @@
+"""Pooling: max pooling with indices (+ backward), average pooling (+ backward), adaptive average pooling
+(+ backward), for any number of spatial dimensions the op has.
+
+Window geometry comes from the output shape PyTorch computed (ceil_mode included),
+so padding beyond the input is derived, not re-derived from ceil_mode rules.
+Divisors depend only on static shapes: they are computed here and emitted as
+constants. Half and bfloat16 accumulate in float32.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .builder import LoweringError, i64_array, scalar_region, tensor_type
+from .context import LoweringContext
+from .registry import lowers
+
+aten = torch.ops.aten
+
+
+def _accumulate(dtype):
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _per_axis(values, count, default=None):
+    values = [int(v) for v in values] if values else list(default)
+    return values * count if len(values) == 1 else values
+
+
+def _geometry(x, out_shape, kernel, stride, padding, dilation):
+    """Per spatial axis (low, high) padding so reduce_window yields `out_shape`, and the input trimmed of
+    trailing elements no window reaches (reduce_window padding cannot be negative)."""
+    spatial = len(kernel)
+    pads, limits = [], list(x.shape)
+    for axis in range(spatial):
+        n, o = x.shape[x.rank - spatial + axis], out_shape[len(out_shape) - spatial + axis]
+        used = (o - 1) * stride[axis] + dilation[axis] * (kernel[axis] - 1) + 1
+        high = used - n - padding[axis]
+        if high < 0:
+            limits[x.rank - spatial + axis] = n + high
+            high = 0
+        pads.append((padding[axis], high))
+    return pads, limits
+
+
+def _window_attributes(rank, kernel, stride, dilation, pads):
+    spatial = len(kernel)
+    lead = rank - spatial
+    padding = ", ".join(f"[{lo}, {hi}]" for lo, hi in [(0, 0)] * lead + pads)
+    return (f"window_dimensions = {i64_array([1] * lead + list(kernel))}, "
+            f"window_strides = {i64_array([1] * lead + list(stride))}, "
+            f"window_dilations = {i64_array([1] * lead + list(dilation))}, "
+            f"padding = dense<[{padding}]> : tensor<{rank}x2xi64>")
+
+
+# ---- max pooling ------------------------------------------------------------
+def _max_region(dtype):
+    """Picks (value, index) of two candidates as PyTorch's kernel scans a window: larger value wins, the
+    earlier index on ties, a NaN beats any number and the later NaN wins."""
+    scalar, index = tensor_type((), dtype), tensor_type((), torch.int64)
+    kind = "FLOAT" if dtype.is_floating_point else "SIGNED"
+
+    def compare(a, b, direction, k=kind, t=scalar):
+        return (f'"stablehlo.compare"({a}, {b}) {{comparison_direction = #stablehlo<comparison_direction '
+                f'{direction}>, compare_type = #stablehlo<comparison_type {k}>}} : ({t}, {t}) -> tensor<i1>')
+
+    def logic(name, a, b):
+        return f'"stablehlo.{name}"({a}, {b}) : (tensor<i1>, tensor<i1>) -> tensor<i1>'
+
+    return "\n".join([
+        f"^bb0(%av: {scalar}, %ai: {index}, %bv: {scalar}, %bi: {index}):",
+        f"  %greater = {compare('%av', '%bv', 'GT')}",
+        f"  %equal = {compare('%av', '%bv', 'EQ')}",
+        f"  %a_first = {compare('%ai', '%bi', 'LT', 'SIGNED', index)}",
+        f"  %a_nan = {compare('%av', '%av', 'NE')}",
+        f"  %b_nan = {compare('%bv', '%bv', 'NE')}",
+        f"  %tie = {logic('and', '%equal', '%a_first')}",
+        f"  %numeric = {logic('or', '%greater', '%tie')}",
+        f"  %both_nan = {logic('and', '%a_nan', '%b_nan')}",
+        f"  %any_nan = {logic('or', '%a_nan', '%b_nan')}",
+        f"  %a_later = {compare('%ai', '%bi', 'GT', 'SIGNED', index)}",
+        f'  %a_nan_pick = "stablehlo.select"(%both_nan, %a_later, %a_nan) : (tensor<i1>, tensor<i1>, tensor<i1>)'
+        f" -> tensor<i1>",
+        f'  %pick = "stablehlo.select"(%any_nan, %a_nan_pick, %numeric) : (tensor<i1>, tensor<i1>, tensor<i1>)'
+        f" -> tensor<i1>",
+        f'  %v = "stablehlo.select"(%pick, %av, %bv) : (tensor<i1>, {scalar}, {scalar}) -> {scalar}',
+        f'  %i = "stablehlo.select"(%pick, %ai, %bi) : (tensor<i1>, {index}, {index}) -> {index}',
+        f'  "stablehlo.return"(%v, %i) : ({scalar}, {index}) -> ()',
+    ])
+
+
+@lowers(aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
+def _max_pool(context, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    outputs = node.meta["axon_val"]
+    out_shape = context.shape_of(outputs[0])
+    spatial = 2 if node.target == aten.max_pool2d_with_indices.default else 3
+    kernel = _per_axis(kernel_size, spatial)
+    stride = _per_axis(stride, spatial, kernel)
+    padding, dilation = _per_axis([padding] if isinstance(padding, int) else padding, spatial), \
+        _per_axis([dilation] if isinstance(dilation, int) else dilation, spatial)
+    dtype = x.dtype
+    if dtype == torch.bool or dtype.is_complex:
+        raise LoweringError(f"max pooling in {dtype}")
+    if math.prod(out_shape) == 0:
+        return [context.constant(0, dtype, out_shape), context.constant(0, torch.int64, out_shape)]
+    pads, limits = _geometry(x, out_shape, kernel, stride, padding, dilation)
+    # Flat position of each element within its own spatial plane (PyTorch's index convention).
+    spatial_shape = x.shape[x.rank - spatial:]
+    flat = context.iota((math.prod(spatial_shape),), 0, torch.int64)
+    flat = context.broadcast_in_dim(context.reshape(flat, spatial_shape), x.shape,
+                                    list(range(x.rank - spatial, x.rank)))
+    if limits != list(x.shape):
+        x, flat = context.slice(x, [0] * x.rank, limits), context.slice(flat, [0] * x.rank, limits)
+    lowest = -math.inf if dtype.is_floating_point else torch.iinfo(dtype).min
+    init_value = context.builder.constant(lowest, dtype)
+    # Padding carries the largest index, so a real element always wins a tie against it.
+    init_index = context.builder.constant(torch.iinfo(torch.int64).max, torch.int64)
+    values, indices = context.builder.op_multi(
+        "stablehlo.reduce_window", [x, flat, init_value, init_index], [(out_shape, dtype), (out_shape, torch.int64)],
+        _window_attributes(x.rank, kernel, stride, dilation, pads), _max_region(dtype))
+    return [values, indices]
+
+
+@lowers(aten.max_pool2d_with_indices_backward.default, aten.max_pool3d_with_indices_backward.default)
+def _max_pool_backward(context, node, grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """Each output's gradient adds into the input element its index names."""
+    meta = context.meta(node)
+    shape, dtype = context.shape_of(meta), meta.dtype
+    spatial = 2 if node.target == aten.max_pool2d_with_indices_backward.default else 3
+    lead = math.prod(shape[:len(shape) - spatial])
+    inputs, outputs = math.prod(shape[len(shape) - spatial:]), math.prod(grad.shape[grad.rank - spatial:])
+    if lead * inputs == 0 or outputs == 0:
+        return context.constant(0, dtype, shape)
+    compute = _accumulate(dtype)
+    from .indexing import point_scatter, stack_coordinates
+
+    rows = context.iota((lead, outputs), 0, torch.int64)
+    coordinates = stack_coordinates(context, [rows, context.reshape(indices, (lead, outputs))])
+    updates = context.reshape(context.convert(grad, compute), (lead, outputs))
+    result = point_scatter(context, context.constant(0, compute, (lead, inputs)), coordinates, [0, 1], updates,
+                           "add")
+    return context.convert(context.reshape(result, shape), dtype)
+
+
+# ---- average pooling --------------------------------------------------------
+def _axis_counts(n, o, k, s, p, include_pad):
+    """PyTorch's divisor along one axis for each output position."""
+    counts = []
+    for i in range(o):
+        start = i * s - p
+        end = min(start + k, n + p)
+        if include_pad:
+            counts.append(end - start)
+        else:
+            counts.append(min(end, n) - max(start, 0))
+    return counts
+
+
+def _outer(factors):
+    """Nested lists: the outer product of per-axis lists."""
+    if len(factors) == 1:
+        return list(factors[0])
+    inner = _outer(factors[1:])
+    return [_scale(inner, f) for f in factors[0]]
+
+
+def _scale(item, factor):
+    return [_scale(i, factor) for i in item] if isinstance(item, list) else item * factor
+
+
+def _divisors(context, in_spatial, out_spatial, kernel, stride, padding, include_pad, divisor_override, dtype):
+    """The divisor of every output position, as a constant of the output's spatial shape."""
+    if divisor_override:
+        factors = [[float(divisor_override)] * out_spatial[0]] + [[1.0] * o for o in out_spatial[1:]]
+    else:
+        factors = [[float(c) for c in _axis_counts(n, o, k, s, p, include_pad)]
+                   for n, o, k, s, p in zip(in_spatial, out_spatial, kernel, stride, padding)]
+    return context.builder.array_constant(_outer(factors), out_spatial, dtype)
+
+
+def _avg_arguments(node, x, kernel_size, stride, padding, spatial):
+    kernel = _per_axis(kernel_size, spatial)
+    stride = _per_axis(stride, spatial, kernel)
+    padding = _per_axis([padding] if isinstance(padding, int) else padding, spatial)
+    return kernel, stride, padding
+
+
+@lowers(aten.avg_pool2d.default, aten.avg_pool3d.default)
+def _avg_pool(context, node, x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+              divisor_override=None):
+    meta = context.meta(node)
+    out_shape, dtype = context.shape_of(meta), meta.dtype
+    spatial = 2 if node.target == aten.avg_pool2d.default else 3
+    kernel, stride, padding = _avg_arguments(node, x, kernel_size, stride, padding, spatial)
+    if math.prod(out_shape) == 0:
+        return context.constant(0, dtype, out_shape)
+    compute = _accumulate(dtype)
+    x = context.convert(x, compute)
+    in_spatial = x.shape[x.rank - spatial:]
+    pads, limits = _geometry(x, out_shape, kernel, stride, padding, [1] * spatial)
+    if limits != list(x.shape):
+        x = context.slice(x, [0] * x.rank, limits)
+    total = context.op("stablehlo.reduce_window", [x, context.builder.constant(0, compute)], out_shape, compute,
+                       _window_attributes(x.rank, kernel, stride, [1] * spatial, pads),
+                       scalar_region("add", compute))
+    divisor = context.broadcast(_divisors(context, in_spatial, out_shape[len(out_shape) - spatial:], kernel, stride,
+                                          padding, count_include_pad, divisor_override, compute), out_shape)
+    return context.convert(context.op("stablehlo.divide", [total, divisor], out_shape, compute), dtype)
+
+
+@lowers(aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default)
+def _avg_pool_backward(context, node, grad, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                       divisor_override):
+    """Each input element sums grad / divisor over the windows covering it: grad dilated by the stride,
+    then a window sum of the kernel size (a transposed pooling)."""
+    meta = context.meta(node)
+    shape, dtype = context.shape_of(meta), meta.dtype
+    spatial = 2 if node.target == aten.avg_pool2d_backward.default else 3
+    kernel, stride, padding = _avg_arguments(node, x, kernel_size, stride, padding, spatial)
+    if math.prod(shape) == 0 or math.prod(grad.shape) == 0:
+        return context.constant(0, dtype, shape)
+    compute = _accumulate(dtype)
+    in_spatial, out_spatial = shape[len(shape) - spatial:], grad.shape[grad.rank - spatial:]
+    divisor = _divisors(context, in_spatial, out_spatial, kernel, stride, padding, count_include_pad,
+                        divisor_override, compute)
+    g = context.convert(grad, compute)
+    g = context.op("stablehlo.divide", [g, context.broadcast(divisor, g.shape)], g.shape, compute)
+    lead = grad.rank - spatial
+    low, high, interior, padded = [0] * lead, [0] * lead, [0] * lead, list(g.shape[:lead])
+    for n, o, k, s, p in zip(in_spatial, out_spatial, kernel, stride, padding):
+        dilated = (o - 1) * s + 1
+        extra = max(0, p + n - dilated)
+        low.append(k - 1)
+        high.append(extra)
+        interior.append(s - 1)
+        padded.append(k - 1 + dilated + extra)
+    g = context.op("stablehlo.pad", [g, context.builder.constant(0, compute)], padded, compute,
+                   f"edge_padding_low = {i64_array(low)}, edge_padding_high = {i64_array(high)}, "
+                   f"interior_padding = {i64_array(interior)}")
+    summed_shape = list(g.shape[:lead]) + [size - k + 1 for size, k in zip(padded[lead:], kernel)]
+    summed = context.op("stablehlo.reduce_window", [g, context.builder.constant(0, compute)], summed_shape, compute,
+                        _window_attributes(g.rank, kernel, [1] * spatial, [1] * spatial, [(0, 0)] * spatial),
+                        scalar_region("add", compute))
+    starts = [0] * lead + list(padding)
+    limits = list(shape[:lead]) + [p + n for p, n in zip(padding, in_spatial)]
+    return context.convert(context.slice(summed, starts, limits), dtype)
+
+
+# ---- adaptive average pooling -----------------------------------------------
+def _adaptive_matrix(n, o, transposed=False):
+    """0/1 [o, n] membership of input positions in PyTorch's adaptive windows ([n, o] if `transposed`), and
+    each window's length."""
+    bounds = [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+    matrix = [[1.0 if start <= j < end else 0.0 for j in range(n)] for start, end in bounds]
+    if transposed:
+        matrix = [list(row) for row in zip(*matrix)]
+    return matrix, [float(end - start) for start, end in bounds]
+
+
+def _apply_along(context, x, matrix, axis, compute):
+    """Contracts `axis` of x with matrix [new, old]; the new axis takes its place."""
+    constant = context.builder.array_constant(matrix, (len(matrix), len(matrix[0])), compute)
+    shape = [s for i, s in enumerate(x.shape) if i != axis] + [len(matrix)]
+    product = context.op("stablehlo.dot_general", [x, constant], shape, compute,
+                         f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], "
+                         f"rhs_batching_dimensions = [], lhs_contracting_dimensions = [{axis}], "
+                         f"rhs_contracting_dimensions = [1]>")
+    permutation = list(range(axis)) + [x.rank - 1] + list(range(axis, x.rank - 1))
+    return context.transpose(product, permutation)
+
+
+def _window_lengths(context, in_spatial, out_spatial, dtype):
+    lengths = _outer([_adaptive_matrix(n, o)[1] for n, o in zip(in_spatial, out_spatial)])
+    return context.builder.array_constant(lengths, out_spatial, dtype)
+
+
+@lowers(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
+def _adaptive_avg_pool(context, node, x, output_size):
+    meta = context.meta(node)
+    shape, dtype = context.shape_of(meta), meta.dtype
+    spatial = 2 if node.target == aten._adaptive_avg_pool2d.default else 3
+    if math.prod(shape) == 0 or math.prod(x.shape) == 0:
+        raise LoweringError("adaptive pooling of an empty tensor")
+    compute = _accumulate(dtype)
+    result = context.convert(x, compute)
+    in_spatial, out_spatial = x.shape[x.rank - spatial:], shape[len(shape) - spatial:]
+    for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
+        result = _apply_along(context, result, _adaptive_matrix(n, o)[0], x.rank - spatial + axis, compute)
+    lengths = context.broadcast(_window_lengths(context, in_spatial, out_spatial, compute), shape)
+    return context.convert(context.op("stablehlo.divide", [result, lengths], shape, compute), dtype)
+
+
+@lowers(aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default)
+def _adaptive_avg_pool_backward(context, node, grad, x):
+    meta = context.meta(node)
+    shape, dtype = context.shape_of(meta), meta.dtype
+    spatial = 2 if node.target == aten._adaptive_avg_pool2d_backward.default else 3
+    if math.prod(shape) == 0 or math.prod(grad.shape) == 0:
+        raise LoweringError("adaptive pooling of an empty tensor")
+    compute = _accumulate(dtype)
+    in_spatial, out_spatial = shape[len(shape) - spatial:], grad.shape[grad.rank - spatial:]
+    lengths = context.broadcast(_window_lengths(context, in_spatial, out_spatial, compute), grad.shape)
+    result = context.op("stablehlo.divide", [context.convert(grad, compute), lengths], grad.shape, compute)
+    for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
+        result = _apply_along(context, result, _adaptive_matrix(n, o, transposed=True)[0],
+                              grad.rank - spatial + axis, compute)
+    return context.convert(result, dtype)
