@@ -123,3 +123,19 @@ def _batch_norm_inference(context, node, x, weight, bias, running_mean, running_
                                                    context.broadcast(rstd, x.shape)], x.shape, compute)
     empty = [context.constant(0, o.dtype, context.shape_of(o)) for o in outputs[1:]]
     return [context.convert(_affine(context, normalized, weight, bias, compute), dtype), *empty]
+
+
+@lowers(aten.native_group_norm.default)
+def _group_norm(context, node, x, weight, bias, batch, channels, spatial, groups, eps):
+    """Statistics over each (sample, group of channels × spatial positions); affine per channel."""
+    outputs = node.meta["axon_val"]
+    dtype = outputs[0].dtype
+    compute = _compute(dtype)
+    shape = x.shape
+    grouped = context.reshape(context.convert(x, compute), (int(batch), int(groups),
+                                                            math.prod(shape) // (int(batch) * int(groups))))
+    normalized, mean, rstd, _ = _normalize(context, grouped, [2], eps, compute)
+    result = _affine(context, context.reshape(normalized, shape), weight, bias, compute)
+    return [context.convert(result, dtype),
+            context.reshape(context.convert(mean, outputs[1].dtype), context.shape_of(outputs[1])),
+            context.reshape(context.convert(rstd, outputs[2].dtype), context.shape_of(outputs[2]))]

@@ -276,34 +276,36 @@ def _window_lengths(context, in_spatial, out_spatial, dtype):
     return context.builder.array_constant(lengths, out_spatial, dtype)
 
 
-@lowers(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
-def _adaptive_avg_pool(context, node, x, output_size):
+def _adaptive_setup(context, node, full, pooled):
+    """(meta shape, dtype, compute dtype, input spatial, output spatial) of an adaptive pooling node."""
     meta = context.meta(node)
     shape, dtype = context.shape_of(meta), meta.dtype
-    spatial = 2 if node.target == aten._adaptive_avg_pool2d.default else 3
-    if math.prod(shape) == 0 or math.prod(x.shape) == 0:
+    spatial = 3 if "3d" in node.target.name() else 2
+    if math.prod(full) == 0 or math.prod(pooled) == 0:
         raise LoweringError("adaptive pooling of an empty tensor")
-    compute = _accumulate(dtype)
+    in_spatial, out_spatial = tuple(full[len(full) - spatial:]), tuple(pooled[len(pooled) - spatial:])
+    return shape, dtype, _accumulate(dtype), in_spatial, out_spatial
+
+
+@lowers(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
+def _adaptive_avg_pool(context, node, x, output_size):
+    shape = context.shape_of(context.meta(node))
+    shape, dtype, compute, in_spatial, out_spatial = _adaptive_setup(context, node, x.shape, shape)
     result = context.convert(x, compute)
-    in_spatial, out_spatial = x.shape[x.rank - spatial:], shape[len(shape) - spatial:]
     for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
-        result = _apply_along(context, result, _adaptive_matrix(n, o)[0], x.rank - spatial + axis, compute)
+        result = _apply_along(context, result, _adaptive_matrix(n, o)[0], x.rank - len(in_spatial) + axis, compute)
     lengths = context.broadcast(_window_lengths(context, in_spatial, out_spatial, compute), shape)
     return context.convert(context.op("stablehlo.divide", [result, lengths], shape, compute), dtype)
 
 
 @lowers(aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default)
 def _adaptive_avg_pool_backward(context, node, grad, x):
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
-    spatial = 2 if node.target == aten._adaptive_avg_pool2d_backward.default else 3
-    if math.prod(shape) == 0 or math.prod(grad.shape) == 0:
-        raise LoweringError("adaptive pooling of an empty tensor")
-    compute = _accumulate(dtype)
-    in_spatial, out_spatial = shape[len(shape) - spatial:], grad.shape[grad.rank - spatial:]
+    """Each window's gradient, divided by its length, spread back over its input positions."""
+    shape = context.shape_of(context.meta(node))
+    shape, dtype, compute, in_spatial, out_spatial = _adaptive_setup(context, node, shape, grad.shape)
     lengths = context.broadcast(_window_lengths(context, in_spatial, out_spatial, compute), grad.shape)
     result = context.op("stablehlo.divide", [context.convert(grad, compute), lengths], grad.shape, compute)
     for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
         result = _apply_along(context, result, _adaptive_matrix(n, o, transposed=True)[0],
-                              grad.rank - spatial + axis, compute)
+                              grad.rank - len(in_spatial) + axis, compute)
     return context.convert(result, dtype)

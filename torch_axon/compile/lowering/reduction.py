@@ -255,3 +255,36 @@ def _cumulative(context, node, x, dim, dtype=None):
     if x.rank == 0:
         raise LoweringError("cumulative of a scalar")
     return context.convert(result, meta.dtype)
+
+
+@lowers(aten.linalg_vector_norm.default)
+def _vector_norm(context, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    meta = context.meta(node)
+    if x.dtype.is_complex or meta.dtype.is_complex:
+        raise LoweringError("norm of complex values")
+    compute = _accumulate_dtype(meta.dtype)
+    x = context.convert(x, compute)
+    dims = _dims(x, dim)
+    magnitude = context.op("stablehlo.abs", [x], x.shape, compute)
+    ord = float(ord)
+    if ord == math.inf or ord == -math.inf:
+        if math.prod(x.shape[d] for d in dims) == 0:
+            raise LoweringError("inf-norm of an empty reduction")
+        reduced = context.reduce(magnitude, -math.inf if ord > 0 else math.inf, dims,
+                                 "maximum" if ord > 0 else "minimum")
+    elif ord == 0:
+        nonzero = context.convert(context.compare(x, context.constant(0, compute, x.shape), "NE"), compute)
+        reduced = context.reduce(nonzero, 0, dims, "add")
+    elif ord == 1:
+        reduced = context.reduce(magnitude, 0, dims, "add")
+    elif ord == 2:
+        squares = context.op("stablehlo.multiply", [x, x], x.shape, compute)
+        total = context.reduce(squares, 0, dims, "add")
+        reduced = context.op("stablehlo.sqrt", [total], total.shape, compute)
+    else:
+        powered = context.op("stablehlo.power", [magnitude, context.constant(ord, compute, x.shape)], x.shape,
+                             compute)
+        total = context.reduce(powered, 0, dims, "add")
+        reduced = context.op("stablehlo.power", [total, context.constant(1.0 / ord, compute, total.shape)],
+                             total.shape, compute)
+    return _finish(context, node, reduced)

@@ -1,0 +1,77 @@
+"""Sorting: sort (values and int64 indices), topk — one stable stablehlo.sort over (values, iota).
+
+PyTorch orders NaN above every number (last ascending, first descending) and
+keeps equal elements in input order; a stable sort with a comparator that
+encodes the NaN rule gives exactly that. (cumsum/cumprod live in reduction.py.)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .builder import LoweringError, tensor_type
+from .context import LoweringContext, normalize_dim
+from .registry import lowers
+
+aten = torch.ops.aten
+
+
+def _comparator(dtype, descending: bool) -> str:
+    scalar, index = tensor_type((), dtype), tensor_type((), torch.int64)
+    if dtype.is_floating_point:
+        kind = "FLOAT"
+    elif dtype in (torch.bool, torch.uint8, torch.uint16, torch.uint32, torch.uint64):
+        kind = "UNSIGNED"
+    else:
+        kind = "SIGNED"
+
+    def compare(a, b, direction):
+        return (f'"stablehlo.compare"({a}, {b}) {{comparison_direction = #stablehlo<comparison_direction '
+                f'{direction}>, compare_type = #stablehlo<comparison_type {kind}>}} : ({scalar}, {scalar}) '
+                f"-> tensor<i1>")
+
+    lines = [f"^bb0(%a: {scalar}, %b: {scalar}, %ai: {index}, %bi: {index}):",
+             f"  %ordered = {compare('%a', '%b', 'GT' if descending else 'LT')}"]
+    if dtype.is_floating_point:
+        # NaN counts as the largest value.
+        first, second = ("%a", "%b") if descending else ("%b", "%a")
+        lines += [f"  %first_nan = {compare(first, first, 'NE')}",
+                  f"  %second_nan = {compare(second, second, 'NE')}",
+                  '  %second_number = "stablehlo.not"(%second_nan) : (tensor<i1>) -> tensor<i1>',
+                  '  %nan_rule = "stablehlo.and"(%first_nan, %second_number) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+                  '  %result = "stablehlo.or"(%ordered, %nan_rule) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+                  '  "stablehlo.return"(%result) : (tensor<i1>) -> ()']
+    else:
+        lines.append('  "stablehlo.return"(%ordered) : (tensor<i1>) -> ()')
+    return "\n".join(lines)
+
+
+def sort_with_indices(context: LoweringContext, x, dim: int, descending: bool):
+    if x.dtype.is_complex:
+        raise LoweringError("sort of complex values")
+    indices = context.iota(x.shape, dim, torch.int64)
+    return context.builder.op_multi("stablehlo.sort", [x, indices], [(x.shape, x.dtype), (x.shape, torch.int64)],
+                                    f"dimension = {dim} : i64, is_stable = true", _comparator(x.dtype, descending))
+
+
+@lowers(aten.sort.default, aten.sort.stable)
+def _sort(context, node, x, *args, **kwargs):
+    if node.target == aten.sort.stable:
+        dim, descending = kwargs.get("dim", -1), kwargs.get("descending", False)
+    else:
+        dim = args[0] if args else kwargs.get("dim", -1)
+        descending = args[1] if len(args) > 1 else kwargs.get("descending", False)
+    if x.rank == 0:
+        return [x, context.constant(0, torch.int64)]
+    return sort_with_indices(context, x, normalize_dim(dim, x.rank), descending)
+
+
+@lowers(aten.topk.default)
+def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
+    if x.rank == 0:
+        return [x, context.constant(0, torch.int64)]
+    dim = normalize_dim(dim, x.rank)
+    values, indices = sort_with_indices(context, x, dim, largest)
+    limits = list(x.shape)
+    limits[dim] = int(k)
+    return [context.slice(values, [0] * x.rank, limits), context.slice(indices, [0] * x.rank, limits)]
