@@ -63,13 +63,15 @@ class CompiledPartition(torch.nn.Module):
         compiled, lowered = entry
         tensors = [args[i] for i in lowered.tensor_inputs]
         device = next((t.device for t in tensors if t.device.type == "axon"), None)
-        if device is None:
-            device = torch.device("axon", torch.axon.current_device())
+        if device is None or device.index is None:
+            device = torch.device("axon", torch.axon.current_device() if device is None or device.index is None
+                                  else device.index)
         torch.axon.current_stream(device).synchronize()
-        results = compiled.execute([transfer.to_xla(t) for t in tensors])
+        xla_device = executable.device()
+        results = compiled.execute([transfer.to_xla(t, xla_device) for t in tensors])
         for result in results:
             result.block_until_ready()
-        adopted = [transfer.from_xla(r, device) for r in results]
+        adopted = [transfer.from_xla(r, device.index) for r in results]
         flat = []
         for kind, payload in lowered.outputs:
             flat.append(adopted[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)

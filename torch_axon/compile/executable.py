@@ -79,6 +79,11 @@ def _compile_options():
     return xla_client.CompileOptions()
 
 
+def device():
+    """The XLA device executables run on (the emulated axon device computes on the host CPU)."""
+    return client().devices()[0]
+
+
 def _devices():
     from jax._src.lib import xla_client
 

@@ -11,6 +11,7 @@ else stays in the parent graph and runs as ordinary axon ops.
 from __future__ import annotations
 
 import operator
+import os
 
 import torch
 import torch.fx
@@ -21,6 +22,17 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from .lowering import LoweringError, lowering_for
 from .lowering.builder import FunctionBuilder, Value
 from .lowering.context import LoweringContext
+
+
+aten = torch.ops.aten
+
+# Ops a backend may prefer to serve with its tuned library kernels instead of
+# compiler-generated code, like Inductor's extern kernels: with
+# AXON_COMPILE_EXTERN=1 they run as axon ops between compiled partitions. Off by
+# default: on this host XLA:CPU's dots were not slower than the eager GEMMs.
+EXTERN_KERNELS = {aten.mm.default, aten.bmm.default, aten.addmm.default, aten.baddbmm.default,
+                  aten.convolution.default, aten.convolution_backward.default}
+EXTERN_REASON = "extern kernel: runs as the axon library op"
 
 
 def _hint(value) -> int:
@@ -52,6 +64,8 @@ def why_not_lowered(node: torch.fx.Node) -> str | None:
     lowering = lowering_for(node.target)
     if lowering is None:
         return "no StableHLO lowering"
+    if node.target in EXTERN_KERNELS and os.environ.get("AXON_COMPILE_EXTERN", "0") == "1":
+        return EXTERN_REASON
     if isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags:
         return "random op (runs on axon's generator)"
     values = [node.meta.get("val")]

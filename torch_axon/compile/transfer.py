@@ -14,6 +14,7 @@ axon's memory statistics while it lives.
 from __future__ import annotations
 
 import torch
+from torch.utils.dlpack import from_dlpack, to_dlpack
 
 from .. import _C
 
@@ -25,9 +26,7 @@ ALIGNMENT = 16
 copied_inputs = 0
 
 
-def to_xla(tensor: torch.Tensor):
-    import jax
-
+def to_xla(tensor: torch.Tensor, xla_device):
     global copied_inputs
     if not _is_dense(tensor):
         tensor = tensor.contiguous()
@@ -37,12 +36,23 @@ def to_xla(tensor: torch.Tensor):
         tensor = tensor.clone()
         copied_inputs += 1
         alias = _C._host_alias(tensor)
-    return jax.dlpack.from_dlpack(alias)
+    # jaxlib's own entry point (jax.dlpack.from_dlpack adds ~60 us of checks per
+    # array); copy=False makes XLA refuse rather than silently copy.
+    return _jax().dlpack_managed_tensor_to_buffer(to_dlpack(alias), xla_device, None, False, _DL_CPU)
 
 
-def from_xla(array, device: torch.device) -> torch.Tensor:
-    host = torch.from_dlpack(array)
-    return _C._adopt_host_tensor(host, device.index if device.index is not None else torch.axon.current_device())
+def from_xla(array, device_index: int) -> torch.Tensor:
+    host = from_dlpack(_jax().buffer_to_dlpack_managed_tensor(array, stream=None))
+    return _C._adopt_host_tensor(host, device_index)
+
+
+_DL_CPU = 1  # DLDeviceType.kDLCPU
+
+
+def _jax():
+    from jax._src.lib import _jax as module
+
+    return module
 
 
 def _is_dense(tensor: torch.Tensor) -> bool:
