@@ -5,7 +5,11 @@ losses must agree to float tolerance; the job prints both, the throughput of
 each, axon's memory use, and a sample from the axon-trained model, and exits
 non-zero if the losses diverge.
 
-    python examples/train.py [--steps 80] [--batch 16] [--context 64]
+    python examples/train.py [--steps 80] [--batch 16] [--context 64] [--compile]
+
+With --compile the axon model runs through torch.compile(backend="axon")
+(StableHLO → XLA); the job then also prints what was compiled and what came
+from the on-disk cache (a second run with a warm cache compiles nothing).
 """
 
 from __future__ import annotations
@@ -42,8 +46,10 @@ def batches(data: torch.Tensor, steps: int, batch: int, context: int, seed: int)
         yield x, y
 
 
-def train(model: torch.nn.Module, device: str, data: torch.Tensor, args) -> tuple[list[float], float]:
+def train(model: torch.nn.Module, device: str, data: torch.Tensor, args,
+          compiled: bool = False) -> tuple[list[float], float]:
     model = model.to(device)
+    runner = torch.compile(model, backend="axon") if compiled else model
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     losses = []
     start = None
@@ -53,7 +59,7 @@ def train(model: torch.nn.Module, device: str, data: torch.Tensor, args) -> tupl
                 torch.accelerator.synchronize()
             start = time.perf_counter()
         x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
-        _, loss = model(x, y)
+        _, loss = runner(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -85,6 +91,7 @@ def main() -> int:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--tolerance", type=float, default=1e-3, help="max |loss_axon - loss_cpu| allowed")
+    parser.add_argument("--compile", action="store_true", help="train the axon model with torch.compile(backend='axon')")
     args = parser.parse_args()
 
     text = make_corpus(200_000)
@@ -110,7 +117,7 @@ def main() -> int:
     torch.axon.reset_peak_memory_stats()
     # axon first: a CPU run leaves the main thread's OpenMP team spinning for a
     # while, which on a 2-core machine slows the device's worker thread.
-    axon_losses, axon_seconds = train(axon_model, "axon", data, args)
+    axon_losses, axon_seconds = train(axon_model, "axon", data, args, compiled=args.compile)
     cpu_losses, cpu_seconds = train(cpu_model, "cpu", data, args)
 
     print(f"{'step':>6} {'loss (cpu)':>12} {'loss (axon)':>12} {'|difference|':>14}")
@@ -127,6 +134,10 @@ def main() -> int:
           f"axon/cpu time ratio {axon_seconds / cpu_seconds:.2f}")
     print(f"axon memory: peak allocated {torch.axon.max_memory_allocated() / 2**20:.1f} MiB, "
           f"reserved {torch.axon.memory_reserved() / 2**20:.1f} MiB")
+    if args.compile:
+        import torch_axon.compile
+
+        print(torch_axon.compile.report())
     print(f"sample (axon model): {sample(axon_model, 'the cat ', stoi, itos, 60, args.context)!r}")
     print(f"max |loss difference| over {args.steps} steps: {max_diff:.2e} (tolerance {args.tolerance:.0e})")
     if max_diff > args.tolerance:

@@ -311,3 +311,20 @@ def test_training_matches_eager(kind):
     eager_losses, compiled_losses = _train(model, copy.deepcopy(model), batches)
     torch.testing.assert_close(compiled_losses, eager_losses, rtol=1e-4, atol=1e-4)
     assert axon_compile.report().lowered_nodes > 0
+
+
+def test_gpt_example_second_run_with_warm_cache_compiles_nothing(tmp_path):
+    import subprocess
+
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "train.py")
+    env = dict(os.environ, AXON_COMPILE_CACHE_DIR=str(tmp_path / "cache"))
+    command = [sys.executable, example, "--compile", "--steps", "3", "--batch", "4", "--context", "16",
+               "--width", "32", "--layers", "1"]
+    outputs = []
+    for _ in range(2):
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        outputs.append(result.stdout)
+    assert "OK: axon matches the CPU run" in outputs[1]
+    assert "0 compiled" not in outputs[0]
+    assert "XLA executables: 0 compiled" in outputs[1]

@@ -1,12 +1,13 @@
 """Options of torch.compile(backend="axon"), validated: an unknown mode or option is an error.
 
-Modes (all produce the same numerics):
+Modes (all accepted, all produce the same graphs and numerics today):
 - None / "default": lower what the table covers, run the rest eagerly on axon.
-- "reduce-overhead": same graphs; the per-call path skips revalidation of input
-  layouts after the first call with a given shape signature (the XLA call itself
-  is already a single launch, so there is no CUDA-graph-like capture to add).
-- "max-autotune" / "max-autotune-no-cudagraphs": XLA's CPU compiler has no autotuner to
-  drive; accepted, and equal to "default" (documented, not silently different).
+- "reduce-overhead": in CUDA terms, capture into CUDA graphs. Each lowered
+  partition already runs as one XLA executable launch per call, so there is
+  nothing further to capture: equal to "default".
+- "max-autotune" / "max-autotune-no-cudagraphs": XLA's CPU compiler has no
+  autotuner to drive: equal to "default".
+Written down here so that a mode never differs silently from what it says.
 
 Options (`options={...}`):
 - "strict": bool — a node without a lowering raises instead of running eagerly.
