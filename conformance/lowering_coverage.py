@@ -27,15 +27,12 @@ import time
 import warnings
 
 import torch
-from functorch.compile import aot_function
-
-import torch_axon  # noqa: F401  (registers the device)
-from torch_axon.compile import passes
-from torch_axon.compile.backend import decompositions
-from torch_axon.compile.partition import why_not_lowered
 
 from .comparison import to_axon
 from .selection import operators
+
+# torch_axon and the compile stack are imported by the measuring child only (see `_worker`): the parent
+# just collects results, so a crash or a teardown problem there cannot take the report with it.
 
 # Ops whose inputs axon cannot hold, or whose outputs are not tensors a graph can hold.
 _UNMEASURABLE_PREFIXES = {"sparse.": "sparse layouts are not supported on axon", "_refs.": "reference impl"}
@@ -69,6 +66,10 @@ def _is_random(node) -> bool:
 def _aten_graph(function, tensors) -> torch.fx.GraphModule:
     """The inference graph the backend would see: AOTAutograd with the backend's decompositions
     (functionalized), after the backend's FX passes."""
+    from functorch.compile import aot_function
+    from torch_axon.compile import passes
+    from torch_axon.compile.backend import decompositions
+
     captured = []
 
     def capture(graph_module, example_inputs):
@@ -106,6 +107,8 @@ def classify(op, max_samples: int = 1):
     missing: dict[str, str] = {}
     random_ops: set[str] = set()
     noncore: set[str] = set()
+    from torch_axon.compile.partition import why_not_lowered
+
     traced_any = False
     trace_error = None
     for sample in samples:
@@ -165,6 +168,8 @@ def _selected(names):
 
 def _worker(names, max_samples: int, start: int, results_path: str) -> None:
     """Measures ops from index `start` on, appending one JSON line per op (the parent survives crashes)."""
+    import torch_axon  # noqa: F401  (registers the device)
+
     with open(results_path, "a") as handle:
         for index, op in enumerate(_selected(names)[start:], start):
             handle.write(json.dumps({"index": index, "label": _label(op), "started": True}) + "\n")
@@ -271,6 +276,9 @@ def main(argv=None) -> int:
     options = parser.parse_args(argv)
     names = set(options.ops.split(",")) if options.ops else None
     if options.worker:
+        # Measure the lowering table itself: ops the backend routes to axon's library kernels by choice
+        # (partition.EXTERN_KERNELS) still count when their lowering works.
+        os.environ["AXON_COMPILE_EXTERN"] = "0"
         _worker(names, options.samples, options.start, options.worker)
         return 0
     start = time.perf_counter()

@@ -94,6 +94,8 @@ def _unary(context: LoweringContext, node, x, *rest, **kwargs):
             return context.compare(as_int, context.constant(0, bits, x.shape), "LT")
         absolute = context.op("stablehlo.abs", [x], x.shape, x.dtype)
         return context.compare(absolute, context.constant(math.inf, x.dtype, x.shape), "EQ")
+    if x.dtype.is_complex and target == aten.abs.default:
+        return context.op("stablehlo.abs", [x], shape, dtype)  # |z| of a complex value is real
     x = context.convert(x, dtype)
     if target == aten.trunc.default:
         floor = context.op("stablehlo.floor", [x], shape, dtype)

@@ -277,11 +277,14 @@ def _window_lengths(context, in_spatial, out_spatial, dtype):
 
 
 def _adaptive_setup(context, node, full, pooled):
-    """(meta shape, dtype, compute dtype, input spatial, output spatial) of an adaptive pooling node."""
+    """(meta shape, dtype, compute dtype, input spatial, output spatial) of an adaptive pooling node;
+    compute dtype None when the result is empty (nothing to compute)."""
     meta = context.meta(node)
     shape, dtype = context.shape_of(meta), meta.dtype
     spatial = 3 if "3d" in node.target.name() else 2
     if math.prod(full) == 0 or math.prod(pooled) == 0:
+        if math.prod(shape) == 0:
+            return shape, dtype, None, (), ()
         raise LoweringError("adaptive pooling of an empty tensor")
     in_spatial, out_spatial = tuple(full[len(full) - spatial:]), tuple(pooled[len(pooled) - spatial:])
     return shape, dtype, _accumulate(dtype), in_spatial, out_spatial
@@ -291,6 +294,8 @@ def _adaptive_setup(context, node, full, pooled):
 def _adaptive_avg_pool(context, node, x, output_size):
     shape = context.shape_of(context.meta(node))
     shape, dtype, compute, in_spatial, out_spatial = _adaptive_setup(context, node, x.shape, shape)
+    if compute is None:
+        return context.constant(0, dtype, shape)
     result = context.convert(x, compute)
     for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
         result = _apply_along(context, result, _adaptive_matrix(n, o)[0], x.rank - len(in_spatial) + axis, compute)
@@ -303,6 +308,8 @@ def _adaptive_avg_pool_backward(context, node, grad, x):
     """Each window's gradient, divided by its length, spread back over its input positions."""
     shape = context.shape_of(context.meta(node))
     shape, dtype, compute, in_spatial, out_spatial = _adaptive_setup(context, node, shape, grad.shape)
+    if compute is None:
+        return context.constant(0, dtype, shape)
     lengths = context.broadcast(_window_lengths(context, in_spatial, out_spatial, compute), grad.shape)
     result = context.op("stablehlo.divide", [context.convert(grad, compute), lengths], grad.shape, compute)
     for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
