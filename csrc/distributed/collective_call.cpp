@@ -4,6 +4,7 @@
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/check.h"
@@ -13,6 +14,43 @@
 #include "ops/host_alias.h"
 
 namespace axon::distributed {
+namespace {
+
+std::string describe_call(const std::string& fallback_name, const int64_t* fingerprint) {
+  const auto type = static_cast<c10d::OpType>(fingerprint[0]);
+  std::string what = c10::str(c10d::opTypeToString(type), " of ", c10::toString(static_cast<c10::ScalarType>(fingerprint[1])));
+  if (fingerprint[2] >= 0) what += c10::str(" with ", fingerprint[2], " elements");
+  return what;
+}
+
+// Gathers every rank's (collective, dtype, elements) with one small
+// all_gather and raises, on every rank alike, if they differ.
+void verify_agreement(c10d::Backend& transport, const std::string& name, const std::vector<int64_t>& mine,
+                      std::chrono::milliseconds timeout) {
+  const int size = transport.getSize();
+  const auto count = static_cast<int64_t>(mine.size());
+  at::Tensor local = at::empty({count}, at::TensorOptions().dtype(at::kLong));
+  std::copy(mine.begin(), mine.end(), local.data_ptr<int64_t>());
+  std::vector<std::vector<at::Tensor>> gathered(1);
+  for (int r = 0; r < size; ++r) gathered[0].push_back(at::empty({count}, local.options()));
+  std::vector<at::Tensor> inputs{local};
+  transport.allgather(gathered, inputs)->wait(timeout);
+  std::string disagreement;
+  for (int r = 0; r < size; ++r) {
+    const int64_t* theirs = gathered[0][r].data_ptr<int64_t>();
+    if (!std::equal(mine.begin(), mine.end(), theirs)) {
+      disagreement += c10::str("; rank ", r, " called ", describe_call(name, theirs));
+    }
+  }
+  if (!disagreement.empty()) {
+    C10_THROW_ERROR(DistBackendError,
+                    c10::str("the ranks called different collectives: this rank (", transport.getRank(),
+                             ") called ", describe_call(name, mine.data()), disagreement,
+                             ". No data was exchanged."));
+  }
+}
+
+}  // namespace
 
 CollectiveCall::CollectiveCall(ProcessGroupAxon& group, std::string name, c10d::OpType type,
                                std::chrono::milliseconds requested_timeout)
@@ -150,6 +188,14 @@ at::Tensor CollectiveCall::reduce_inout(const at::Tensor& tensor, const ReducePl
   }
   if (plan.average) average_after(tensor);
   return buffer;
+}
+
+void CollectiveCall::agree_on(c10::ScalarType dtype, int64_t elements) {
+  if (!group_.checks_enabled() || group_.getSize() == 1) return;
+  job_->verify = [transport = group_.transport_handle(), name = name_, timeout = timeout_,
+                  mine = std::vector<int64_t>{static_cast<int64_t>(type_), static_cast<int64_t>(dtype), elements}]() {
+    verify_agreement(*transport, name, mine, timeout);
+  };
 }
 
 void CollectiveCall::after_transport(std::function<void()> step) {

@@ -61,6 +61,13 @@ class CollectiveCall {
   // Divides `tensor` (an output) by the group size after the transport.
   void average_after(const at::Tensor& tensor);
 
+  // What every rank must agree on: the collective, the dtype and an element
+  // count (-1: counts may differ, e.g. uneven all_to_all). Checked across
+  // ranks before data moves unless AXON_DISTRIBUTED_CHECKS=0; a mismatch
+  // fails the collective on every rank (DistBackendError) and leaves the
+  // group usable, where Gloo alone would abort the process.
+  void agree_on(c10::ScalarType dtype, int64_t elements);
+
   // Queues `step` on the completion stream once the transport finished.
   void after_transport(std::function<void()> step);
 

@@ -74,10 +74,13 @@ void CollectiveRunner::run_launcher() {
       job->work->fail(make_backend_error(c10::str("[axon] ", job->work->describe(),
                                                   " could not wait for its inputs: ", axon_status_name(reached))));
     } else {
+      const char* stage = "checking that the ranks agree";
       try {
+        if (job->verify) job->verify();
+        stage = "starting the transport";
         job->transport_work = job->start();
       } catch (...) {
-        job->work->fail(describe_failure(*job->work, "starting the transport"));
+        job->work->fail(describe_failure(*job->work, stage));
       }
     }
     {

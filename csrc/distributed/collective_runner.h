@@ -40,6 +40,9 @@ struct CollectiveJob {
   // Recorded on the issue stream after the inputs (and staging copies);
   // owned by the job, destroyed by the launcher once reached.
   axon_event inputs_ready = nullptr;
+  // Checks that every rank issued a matching collective before any data
+  // moves (launcher thread; may be empty). Throws on disagreement.
+  std::function<void()> verify;
   // Starts the transport operation over host aliases (launcher thread).
   std::function<c10::intrusive_ptr<c10d::Work>()> start;
   // Device work after the transport finished, queued on `completion_stream`

@@ -4,6 +4,8 @@
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "core/stream.h"
@@ -66,6 +68,11 @@ class CoalescedWork : public c10d::Work {
   std::vector<c10::intrusive_ptr<CollectiveWork>> works_;
 };
 
+bool read_checks_setting() {
+  const char* value = std::getenv("AXON_DISTRIBUTED_CHECKS");
+  return value == nullptr || std::string(value) != "0";
+}
+
 }  // namespace
 
 ProcessGroupAxon::ProcessGroupAxon(int rank, int size, std::chrono::milliseconds timeout,
@@ -73,6 +80,7 @@ ProcessGroupAxon::ProcessGroupAxon(int rank, int size, std::chrono::milliseconds
     : c10d::Backend(rank, size),
       transport_(std::move(transport)),
       timeout_ms_(timeout.count()),
+      checks_enabled_(read_checks_setting()),
       runner_(std::make_unique<CollectiveRunner>()) {
   TORCH_CHECK_VALUE(transport_, "[axon] ProcessGroupAxon needs a transport backend");
   TORCH_CHECK_VALUE(transport_->getRank() == rank && transport_->getSize() == size,

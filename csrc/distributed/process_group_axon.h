@@ -119,6 +119,8 @@ class ProcessGroupAxon : public c10d::Backend {
   c10::Stream completion_stream(c10::DeviceIndex device);
   std::chrono::milliseconds timeout_for(std::chrono::milliseconds requested) const;
   uint64_t next_sequence() { return ++sequence_; }
+  // Cross-rank agreement checks (AXON_DISTRIBUTED_CHECKS, default on).
+  bool checks_enabled() const { return checks_enabled_; }
   // Hands the job to the runner; remembers its work while coalescing.
   void submit(std::unique_ptr<CollectiveJob> job);
 
@@ -132,6 +134,7 @@ class ProcessGroupAxon : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> transport_;
   std::atomic<int64_t> timeout_ms_;
   std::atomic<uint64_t> sequence_{0};
+  const bool checks_enabled_;
 
   std::mutex mutex_;
   std::map<c10::DeviceIndex, DeviceStreams> streams_;

@@ -49,6 +49,12 @@ TensorLists stage_output_lists(CollectiveCall& call, const TensorLists& lists) {
   return aliases;
 }
 
+int64_t total_elements(const std::vector<at::Tensor>& tensors) {
+  int64_t total = 0;
+  for (const auto& tensor : tensors) total += tensor.numel();
+  return total;
+}
+
 void check_not_empty(const char* name, const std::vector<at::Tensor>& tensors) {
   TORCH_CHECK_VALUE(!tensors.empty(), "[axon ", name, "] expected at least one tensor, got none");
 }
@@ -61,6 +67,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::broadcast(std::vector<at::Tenso
   CollectiveCall call(*this, "broadcast", OpType::BROADCAST, opts.timeout);
   std::vector<at::Tensor> buffers;
   for (auto& tensor : tensors) buffers.push_back(call.inout(tensor));
+  call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
   return call.submit([transport = transport_, buffers, opts]() mutable { return transport->broadcast(buffers, opts); },
                      tensors);
 }
@@ -74,6 +81,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allreduce(std::vector<at::Tenso
   for (auto& tensor : tensors) buffers.push_back(call.reduce_inout(tensor, plan));
   c10d::AllreduceOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
+  call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
   return call.submit(
       [transport = transport_, buffers, transport_opts]() mutable { return transport->allreduce(buffers, transport_opts); },
       tensors);
@@ -88,6 +96,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allreduce_coalesced(std::vector
   for (auto& tensor : tensors) buffers.push_back(call.reduce_inout(tensor, plan));
   c10d::AllreduceCoalescedOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
+  call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
   return call.submit([transport = transport_, buffers, transport_opts]() mutable {
     return transport->allreduce_coalesced(buffers, transport_opts);
   }, tensors);
@@ -104,6 +113,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce(std::vector<at::Tensor>&
   for (auto& tensor : tensors) buffers.push_back(call.reduce_inout(tensor, plan));
   c10d::ReduceOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
+  call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
   return call.submit(
       [transport = transport_, buffers, transport_opts]() mutable { return transport->reduce(buffers, transport_opts); },
       tensors);
@@ -116,6 +126,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather(std::vector<std::vect
   CollectiveCall call(*this, "all_gather", OpType::ALLGATHER, opts.timeout);
   auto in = stage_inputs(call, inputs);
   auto out = stage_output_lists(call, outputs);
+  call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->allgather(out, in, opts); },
       flatten(outputs));
@@ -131,6 +142,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_allgather_base(at::Tensor& out
                     output.numel());
   TORCH_CHECK_TYPE(output.scalar_type() == input.scalar_type(), "[axon all_gather_into_tensor] expected the output dtype ",
                    input.scalar_type(), " of the input, got ", output.scalar_type());
+  call.agree_on(input.scalar_type(), input.numel());
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->_allgather_base(out, in, opts); },
       {output});
@@ -143,6 +155,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather_coalesced(std::vector
   CollectiveCall call(*this, "all_gather_coalesced", OpType::ALLGATHER_COALESCED, opts.timeout);
   auto in = stage_inputs(call, inputs);
   auto out = stage_output_lists(call, outputs);
+  call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->allgather_coalesced(out, in, opts); },
       flatten(outputs));
@@ -155,6 +168,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather_into_tensor_coalesced
   CollectiveCall call(*this, "all_gather_into_tensor_coalesced", OpType::COALESCED, opts.timeout);
   auto in = stage_inputs(call, inputs);
   auto out = stage_outputs(call, outputs);
+  call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
   return call.submit([transport = transport_, out, in, opts]() mutable {
     return transport->allgather_into_tensor_coalesced(out, in, opts);
   }, outputs);
@@ -167,6 +181,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::gather(std::vector<std::vector<
   CollectiveCall call(*this, "gather", OpType::GATHER, opts.timeout);
   auto in = stage_inputs(call, inputs);
   auto out = stage_output_lists(call, outputs);
+  call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->gather(out, in, opts); },
       flatten(outputs));
@@ -179,6 +194,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::scatter(std::vector<at::Tensor>
   CollectiveCall call(*this, "scatter", OpType::SCATTER, opts.timeout);
   auto out = stage_outputs(call, outputs);
   auto in = stage_input_lists(call, inputs);
+  call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->scatter(out, in, opts); }, outputs);
 }
@@ -200,6 +216,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter(std::vector<at::
   }
   c10d::ReduceScatterOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
+  call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
   return call.submit([transport = transport_, out, in, transport_opts]() mutable {
     return transport->reduce_scatter(out, in, transport_opts);
   }, outputs);
@@ -219,6 +236,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_reduce_scatter_base(at::Tensor
                    input.scalar_type(), " of the input, got ", output.scalar_type());
   c10d::ReduceScatterOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
+  call.agree_on(output.scalar_type(), output.numel());
   return call.submit([transport = transport_, out, in, transport_opts]() mutable {
     return transport->_reduce_scatter_base(out, in, transport_opts);
   }, {output});
@@ -237,6 +255,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter_tensor_coalesced
   for (auto& tensor : inputs) in.push_back(call.reduce_input(tensor, plan));
   c10d::ReduceScatterOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
+  call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
   return call.submit([transport = transport_, out, in, transport_opts]() mutable {
     return transport->reduce_scatter_tensor_coalesced(out, in, transport_opts);
   }, outputs);
@@ -261,6 +280,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall_base(at::Tensor& outpu
   };
   check_splits(output_split_sizes, output, "output");
   check_splits(input_split_sizes, input, "input");
+  call.agree_on(input.scalar_type(), -1);
   return call.submit([transport = transport_, out, in, output_split_sizes, input_split_sizes, opts]() mutable {
     return transport->alltoall_base(out, in, output_split_sizes, input_split_sizes, opts);
   }, {output});
@@ -304,6 +324,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall(std::vector<at::Tensor
       offset += output_splits[i];
     }
   });
+  call.agree_on(inputs[0].scalar_type(), -1);
   return call.submit([transport = transport_, out, in, output_splits, input_splits, opts]() mutable {
     return transport->alltoall_base(out, in, output_splits, input_splits, opts);
   }, outputs);
@@ -348,6 +369,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::barrier(const c10d::BarrierOpti
   // Transport's barrier over CPU: device_ids/device would name axon devices.
   c10d::BarrierOptions transport_opts;
   transport_opts.timeout = opts.timeout;
+  call.agree_on(c10::kByte, 0);
   return call.submit([transport = transport_, transport_opts]() mutable { return transport->barrier(transport_opts); },
                      {});
 }

@@ -36,7 +36,7 @@ def close(actual: torch.Tensor, expected: torch.Tensor, what: str, atol: float =
         raise AssertionError(f"{what}: expected\n{expected}\ngot\n{actual}")
 
 
-def run_checks(checks) -> None:
+def run_checks(checks, destroy: bool = True) -> None:
     """Runs each check (name, function), prints one line each and exits 1 if any failed."""
     failed = 0
     for check in checks:
@@ -47,7 +47,7 @@ def run_checks(checks) -> None:
         except Exception:  # noqa: BLE001 - report every failure, keep going
             failed += 1
             print(f"[rank {rank()}] FAIL {name}\n{traceback.format_exc()}", flush=True)
-    if dist.is_initialized():
+    if destroy and dist.is_initialized():
         dist.destroy_process_group()
     print(f"[rank {rank()}] {'ALL OK' if failed == 0 else f'{failed} FAILED'}", flush=True)
     sys.exit(1 if failed else 0)
