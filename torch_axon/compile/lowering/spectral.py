@@ -79,12 +79,16 @@ def _fft_r2c(context, node, x, dim, normalization, onesided):
     return _scale(context, result, _norm_factor(normalization, math.prod(lengths)))
 
 
+def _complex_input(context, node, x, dim):
+    """(output metadata, normalized dims) for an FFT of a complex input."""
+    if x.dtype not in (torch.complex64, torch.complex128):
+        raise LoweringError(f"{node.target}: input of {x.dtype}")
+    return context.meta(node), _dims(x, dim)
+
+
 @lowers(aten._fft_c2c.default)
 def _fft_c2c(context, node, x, dim, normalization, forward):
-    meta = context.meta(node)
-    if x.dtype not in (torch.complex64, torch.complex128):
-        raise LoweringError(f"complex FFT of {x.dtype}")
-    dims = _dims(x, dim)
+    meta, dims = _complex_input(context, node, x, dim)
     if not dims:
         return _scale(context, x, 1.0)
     lengths = [x.shape[d] for d in dims]
@@ -96,10 +100,7 @@ def _fft_c2c(context, node, x, dim, normalization, forward):
 
 @lowers(aten._fft_c2r.default)
 def _fft_c2r(context, node, x, dim, normalization, last_dim_size):
-    meta = context.meta(node)
-    if x.dtype not in (torch.complex64, torch.complex128):
-        raise LoweringError(f"complex-to-real FFT of {x.dtype}")
-    dims = _dims(x, dim)
+    meta, dims = _complex_input(context, node, x, dim)
     lengths = [x.shape[d] for d in dims[:-1]] + [int(last_dim_size)]
     _check_sizes(lengths)
     if x.shape[dims[-1]] != lengths[-1] // 2 + 1:
