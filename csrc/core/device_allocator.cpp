@@ -34,6 +34,7 @@ struct Block {
   c10::StreamId stream_id;              // the stream it was allocated on
   std::vector<c10::Stream> extra_users;  // record_stream() streams
   int pending_events = 0;                // cross-stream uses still in flight
+  std::function<void()> release_external;  // set for memory the allocator does not own
 };
 
 struct BlockOrder {
@@ -68,13 +69,7 @@ class DeviceCache {
       block = allocate_segment(size, requested, stream_id);
     }
     block->requested = requested;
-    for_stats(size, [&](StatType type) {
-      stats_.allocation[static_cast<size_t>(type)].increase(1);
-      stats_.allocated_bytes[static_cast<size_t>(type)].increase(size);
-      stats_.active[static_cast<size_t>(type)].increase(1);
-      stats_.active_bytes[static_cast<size_t>(type)].increase(size);
-      stats_.requested_bytes[static_cast<size_t>(type)].increase(requested);
-    });
+    count_live_block(size, requested);
     live_.insert(block);
     return block;
   }
@@ -94,6 +89,46 @@ class DeviceCache {
       return;  // becomes reusable once its other streams pass their events
     }
     make_reusable(block);
+  }
+
+  Block* track_external(void* ptr, size_t bytes, c10::StreamId stream_id, std::function<void()> release) {
+    auto* block = new Block{device_, ptr, bytes, bytes, stream_id, {}, 0, std::move(release)};
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_segment(bytes);
+    count_live_block(bytes, bytes);
+    live_.insert(block);
+    return block;
+  }
+
+  // Unlike free(), blocks until the memory is idle: its owner may reuse it
+  // from the host as soon as `release` has run, outside any stream order.
+  void free_external(Block* block) noexcept {
+    std::vector<c10::Stream> users;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      live_.erase(block);
+      users = std::move(block->extra_users);
+    }
+    users.emplace_back(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, device_), block->stream_id);
+    wait_for_queued_work(users);
+    try {
+      block->release_external();
+    } catch (...) {
+      // Documented not to throw; a deleter has no one to report to.
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for_stats(block->size, [&](StatType type) {
+        stats_.allocation[static_cast<size_t>(type)].decrease(1);
+        stats_.allocated_bytes[static_cast<size_t>(type)].decrease(block->size);
+        stats_.requested_bytes[static_cast<size_t>(type)].decrease(block->requested);
+        stats_.active[static_cast<size_t>(type)].decrease(1);
+        stats_.active_bytes[static_cast<size_t>(type)].decrease(block->size);
+        stats_.segment[static_cast<size_t>(type)].decrease(1);
+        stats_.reserved_bytes[static_cast<size_t>(type)].decrease(block->size);
+      });
+    }
+    delete block;
   }
 
   void record_stream(Block* block, const c10::Stream& stream) {
@@ -158,6 +193,25 @@ class DeviceCache {
     apply(stats_.requested_bytes);
   }
 
+  // Caller holds mutex_.
+  void count_live_block(size_t size, size_t requested) {
+    for_stats(size, [&](StatType type) {
+      stats_.allocation[static_cast<size_t>(type)].increase(1);
+      stats_.allocated_bytes[static_cast<size_t>(type)].increase(size);
+      stats_.active[static_cast<size_t>(type)].increase(1);
+      stats_.active_bytes[static_cast<size_t>(type)].increase(size);
+      stats_.requested_bytes[static_cast<size_t>(type)].increase(requested);
+    });
+  }
+
+  // Caller holds mutex_.
+  void count_segment(size_t size) {
+    for_stats(size, [&](StatType type) {
+      stats_.segment[static_cast<size_t>(type)].increase(1);
+      stats_.reserved_bytes[static_cast<size_t>(type)].increase(size);
+    });
+  }
+
   // Best fit among blocks last used by `stream_id`, wasting at most a quarter.
   Block* take_cached(size_t size, c10::StreamId stream_id) {
     Block key{device_, nullptr, size, 0, stream_id, {}, 0};
@@ -184,11 +238,30 @@ class DeviceCache {
     }
     AXON_CHECK(status, "allocating device memory");
     stats_.num_device_alloc += 1;
-    for_stats(size, [&](StatType type) {
-      stats_.segment[static_cast<size_t>(type)].increase(1);
-      stats_.reserved_bytes[static_cast<size_t>(type)].increase(size);
-    });
+    count_segment(size);
     return new Block{device_, ptr, size, requested, stream_id, {}, 0};
+  }
+
+  // An event per stream rather than axon_stream_synchronize, which would
+  // consume (and hide) a pending task failure meant for the user.
+  static void wait_for_queued_work(const std::vector<c10::Stream>& streams) noexcept {
+    if (axon_runtime_is_shut_down()) {
+      return;  // shutdown drained every stream
+    }
+    for (const auto& stream : streams) {
+      axon_event event = nullptr;
+      if (axon_event_create(AXON_EVENT_DEFAULT, &event) != AXON_SUCCESS) {
+        continue;
+      }
+      try {
+        if (axon_event_record(event, stream_handle(stream)) == AXON_SUCCESS) {
+          axon_event_synchronize(event);
+        }
+      } catch (...) {
+        // An unknown stream has no work to wait for.
+      }
+      axon_event_destroy(event);
+    }
   }
 
   [[noreturn]] void throw_out_of_memory(size_t requested) {
@@ -296,6 +369,13 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
     }
   }
 
+  c10::DataPtr wrap_external(void* ptr, size_t bytes, c10::DeviceIndex device, std::function<void()> release) {
+    check_device_index(device);
+    const c10::Device where(c10::DeviceType::PrivateUse1, device);
+    Block* block = cache(device).track_external(ptr, bytes, current_stream(device).id(), std::move(release));
+    return c10::DataPtr(ptr, block, &free_block, where);
+  }
+
   c10::DataPtr allocate(size_t bytes) override {
     const auto device = current_device();
     check_device_index(device);
@@ -378,6 +458,10 @@ void free_block(void* context) {
     return;
   }
   auto* block = static_cast<Block*>(context);
+  if (block->release_external) {
+    allocator_instance().cache_of(block).free_external(block);
+    return;
+  }
   allocator_instance().cache_of(block).free(block);
 }
 
@@ -389,6 +473,11 @@ c10::DeviceAllocator* device_allocator() {
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
   allocator_instance().recordStream(data_ptr, stream);
+}
+
+c10::DataPtr device_allocator_wrap_external(void* pointer, size_t bytes, c10::DeviceIndex device,
+                                            std::function<void()> release) {
+  return allocator_instance().wrap_external(pointer, bytes, device, std::move(release));
 }
 
 // Registered lazily through a static so the allocator exists before any tensor.

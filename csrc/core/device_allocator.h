@@ -18,10 +18,29 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Stream.h>
 
+#include <functional>
+
 namespace axon {
 
 c10::DeviceAllocator* device_allocator();
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream);
+
+// Device memory the allocator does not own (e.g. a host buffer imported with
+// axon_memory_import_host, see core/host_import.h), wrapped as a DataPtr on
+// `device` so that it is accounted like an allocation: it counts as one live
+// block in a segment of its own (allocation, segment, active, allocated,
+// reserved, active and requested bytes, current and peak) while the DataPtr
+// lives. It is never cached or reused. Tensor.record_stream works as for
+// allocated blocks.
+//
+// When the DataPtr dies, the allocator waits (through events, so pending task
+// errors stay for the user to see) for the work queued so far on the stream
+// that was current at wrapping time and on every recorded stream, then calls
+// `release`, which must not throw, to end the ownership, and only then
+// uncounts the block. `release` runs on the thread that drops the last
+// reference, without any allocator lock held.
+c10::DataPtr device_allocator_wrap_external(void* pointer, size_t bytes, c10::DeviceIndex device,
+                                            std::function<void()> release);
 
 }  // namespace axon

@@ -15,6 +15,7 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "ops/cpu_fallback.h"
+#include "python/host_import.h"
 #include "python/testing.h"
 
 namespace py = pybind11;
@@ -118,6 +119,8 @@ PYBIND11_MODULE(_C, m) {
                                        c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)),
                                        stream_id));
   });
+
+  bind_host_import(m);
 
   m.def("_fallback_counts", &fallback_counts);
   m.def("_reset_fallback_counts", &reset_fallback_counts);

@@ -87,21 +87,36 @@ void DeviceArena::erase_free_range(std::size_t offset, std::size_t size) {
 void* DeviceArena::allocate(std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::size_t size = bytes > capacity_ ? 0 : round_up(bytes, kDeviceAllocationAlignment);
+  // Imports use capacity without using address range, so a free range can
+  // fit while the capacity cannot.
+  const bool within_capacity = size != 0 && used_bytes_ + size <= capacity_;
   // Smallest free range that fits, lowest offset among equals.
-  const auto fit = size == 0 ? free_by_size_.end() : free_by_size_.lower_bound({size, 0});
-  if (fit == free_by_size_.end()) {
-    const bool fragmented = bytes <= capacity_ && used_bytes_ + size <= capacity_;
-    fail(AXON_ERROR_OUT_OF_MEMORY, "out of memory on device ", device_, ": requested ", bytes,
-         " bytes, ", used_bytes_, " in use, capacity ", capacity_, " bytes",
-         fragmented ? " (enough free bytes in total, but no contiguous free range is large enough)"
-                    : "");
-  }
+  const auto fit = !within_capacity ? free_by_size_.end() : free_by_size_.lower_bound({size, 0});
+  if (fit == free_by_size_.end()) fail_out_of_memory(bytes, within_capacity);
   const auto [range_size, offset] = *fit;
   erase_free_range(offset, range_size);
   if (range_size > size) insert_free_range(offset + size, range_size - size);
   allocations_.emplace(offset, size);
   used_bytes_ += size;
   return device_base_ + offset;
+}
+
+void DeviceArena::charge_import(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes > capacity_ - used_bytes_) fail_out_of_memory(bytes, /*fragmented=*/false);
+  used_bytes_ += bytes;
+}
+
+void DeviceArena::discharge_import(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  used_bytes_ -= bytes;
+}
+
+void DeviceArena::fail_out_of_memory(std::size_t requested, bool fragmented) const {
+  fail(AXON_ERROR_OUT_OF_MEMORY, "out of memory on device ", device_, ": requested ", requested,
+       " bytes, ", used_bytes_, " in use, capacity ", capacity_, " bytes",
+       fragmented ? " (enough free bytes in total, but no contiguous free range is large enough)"
+                  : "");
 }
 
 void DeviceArena::release(void* pointer) {
@@ -161,6 +176,14 @@ void DeviceArena::return_pages_to_system(std::size_t allocation_offset, std::siz
 bool DeviceArena::owns_address(const void* pointer) const {
   const char* address = static_cast<const char*>(pointer);
   return address >= device_base_ && address < device_base_ + mapping_size_;
+}
+
+bool DeviceArena::overlaps_mappings(const void* begin, std::size_t bytes) const {
+  const auto overlaps = [&](const char* base) {
+    const char* first = static_cast<const char*>(begin);
+    return first < base + mapping_size_ && base < first + bytes;
+  };
+  return overlaps(device_base_) || overlaps(host_base_);
 }
 
 std::optional<DeviceAllocation> DeviceArena::find_allocation(const void* pointer) const {

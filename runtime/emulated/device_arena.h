@@ -9,6 +9,10 @@
 // tasks. Without protection one read/write mapping serves as both, so there is
 // a single code path.
 //
+// The arena also keeps the device's capacity accounting, which imported host
+// memory (ImportedHostRegistry) shares: imports are charged here without
+// taking any of the arena's address range.
+//
 // Thread-safety: every method is thread-safe.
 #pragma once
 
@@ -43,12 +47,20 @@ class DeviceArena {
   // Best-fit allocation; throws DriverError(AXON_ERROR_OUT_OF_MEMORY).
   void* allocate(std::size_t bytes);
 
+  // Counts `bytes` of imported memory against the capacity, or throws
+  // DriverError(AXON_ERROR_OUT_OF_MEMORY) and counts nothing.
+  void charge_import(std::size_t bytes);
+  void discharge_import(std::size_t bytes);
+
   // Frees an allocation by its base address; throws
   // DriverError(AXON_ERROR_INVALID_POINTER) for anything else.
   void release(void* pointer);
 
   // Whether `pointer` lies in this arena's device address range at all.
   bool owns_address(const void* pointer) const;
+
+  // Whether [begin, begin + bytes) touches the device or the host view.
+  bool overlaps_mappings(const void* begin, std::size_t bytes) const;
 
   // The live allocation containing `pointer` (interior pointers included).
   std::optional<DeviceAllocation> find_allocation(const void* pointer) const;
@@ -63,6 +75,7 @@ class DeviceArena {
  private:
   void insert_free_range(std::size_t offset, std::size_t size);
   void erase_free_range(std::size_t offset, std::size_t size);
+  [[noreturn]] void fail_out_of_memory(std::size_t requested, bool fragmented) const;
   void return_pages_to_system(std::size_t allocation_offset, std::size_t allocation_size,
                               std::size_t free_begin, std::size_t free_end);
 
@@ -77,7 +90,7 @@ class DeviceArena {
   std::map<std::size_t, std::size_t> free_by_offset_;           // offset -> size
   std::set<std::pair<std::size_t, std::size_t>> free_by_size_;  // (size, offset)
   std::map<std::size_t, std::size_t> allocations_;              // offset -> size
-  std::size_t used_bytes_ = 0;
+  std::size_t used_bytes_ = 0;  // allocations (rounded) and imports (exact)
 };
 
 }  // namespace axon::emulated

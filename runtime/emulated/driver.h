@@ -18,6 +18,7 @@
 #include "axon/status.h"
 #include "config.h"
 #include "device_arena.h"
+#include "imported_host_registry.h"
 #include "pinned_host_registry.h"
 #include "scheduler.h"
 
@@ -48,6 +49,7 @@ class Driver {
   DeviceArena* arena_owning(const void* pointer);
 
   PinnedHostRegistry& pinned_host() { return pinned_host_; }
+  ImportedHostRegistry& imported_host() { return imported_host_; }
   Scheduler& scheduler() { return *scheduler_; }
 
   // Drains all work and stops the workers; later calls see AXON_ERROR_SHUT_DOWN.
@@ -62,6 +64,7 @@ class Driver {
   std::string initialization_message_;
   std::vector<std::unique_ptr<DeviceArena>> arenas_;
   PinnedHostRegistry pinned_host_;
+  ImportedHostRegistry imported_host_;
   std::unique_ptr<Scheduler> scheduler_;
   std::mutex shutdown_mutex_;
 };

@@ -30,7 +30,7 @@ struct MemoryRegion {
 };
 
 // Classifies [pointer, pointer + bytes) and checks it stays inside one live
-// allocation when the driver knows the allocation.
+// allocation or import when the driver knows it.
 MemoryRegion locate_region(Driver& driver, const void* pointer, size_t bytes, const char* role) {
   if (pointer == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a non-null ", role, " pointer, got null");
   const char* address = static_cast<const char*>(pointer);
@@ -46,6 +46,15 @@ MemoryRegion locate_region(Driver& driver, const void* pointer, size_t bytes, co
            " overruns its ", allocation->size, "-byte allocation on device ", arena->device());
     }
     return {MemoryKind::device, arena->host_view(pointer)};
+  }
+  // Before the pinned lookup: imported pinned memory is device memory now.
+  if (const auto imported = driver.imported_host().find(pointer)) {
+    const size_t offset = static_cast<size_t>(address - imported->base);
+    if (bytes > imported->size - offset) {
+      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset,
+           " overruns its ", imported->size, "-byte import on device ", imported->device);
+    }
+    return {MemoryKind::device, const_cast<void*>(pointer)};
   }
   if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
     const size_t offset = static_cast<size_t>(address - pinned->base);

@@ -58,6 +58,16 @@ int device_count() {
   return count;
 }
 
+size_t memory_used(int device) {
+  size_t bytes = 0;
+  EXPECT_EQ(axon_memory_used(device, &bytes), AXON_SUCCESS) << axon_last_error_message();
+  return bytes;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 ScopedStream::ScopedStream(int device, int priority) {
   EXPECT_EQ(axon_stream_create(device, priority, &stream_), AXON_SUCCESS) << axon_last_error_message();
 }

@@ -76,6 +76,12 @@ void* host_view(const void* device_pointer);
 
 int device_count();
 
+// axon_memory_used(device), failing the test if the call fails.
+size_t memory_used(int device);
+
+// Whether `text` (e.g. axon_last_error_message()) contains `part`.
+bool contains(const std::string& text, const std::string& part);
+
 // RAII stream on `device` with `priority`.
 class ScopedStream {
  public:

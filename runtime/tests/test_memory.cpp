@@ -6,19 +6,8 @@
 
 #include "axon_test_support.h"
 
-namespace {
-
-size_t used_on(int device) {
-  size_t bytes = 0;
-  EXPECT_EQ(axon_memory_used(device, &bytes), AXON_SUCCESS) << axon_last_error_message();
-  return bytes;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-}  // namespace
+using axon_test::contains;
+using axon_test::memory_used;
 
 TEST(Memory, AllocationsAreAlignedDistinctAndOwnedByTheirDevice) {
   for (int device = 0; device < axon_test::device_count(); ++device) {
@@ -38,19 +27,19 @@ TEST(Memory, AllocationsAreAlignedDistinctAndOwnedByTheirDevice) {
 }
 
 TEST(Memory, UsedBytesTrackAllocationsAndFrees) {
-  const size_t before = used_on(0);
+  const size_t before = memory_used(0);
   void* first = nullptr;
   void* second = nullptr;
   ASSERT_AXON_OK(axon_memory_allocate(0, 1000, &first));
-  const size_t after_first = used_on(0);
+  const size_t after_first = memory_used(0);
   EXPECT_GE(after_first - before, 1000u);
   EXPECT_LT(after_first - before, 1000u + 256u);  // rounded to the 256-byte granule at most
   ASSERT_AXON_OK(axon_memory_allocate(0, 4096, &second));
-  EXPECT_EQ(used_on(0) - after_first, 4096u);
+  EXPECT_EQ(memory_used(0) - after_first, 4096u);
   ASSERT_AXON_OK(axon_memory_free(first));
-  EXPECT_EQ(used_on(0) - before, 4096u);
+  EXPECT_EQ(memory_used(0) - before, 4096u);
   ASSERT_AXON_OK(axon_memory_free(second));
-  EXPECT_EQ(used_on(0), before);
+  EXPECT_EQ(memory_used(0), before);
 }
 
 TEST(Memory, InvalidArgumentsAreRejected) {
@@ -75,7 +64,7 @@ TEST(Memory, OutOfMemoryStatesRequestUseAndCapacityAndLeavesOutputAlone) {
   const std::string message = axon_last_error_message();
   EXPECT_TRUE(contains(message, "[axon_memory_allocate] out of memory on device 0")) << message;
   EXPECT_TRUE(contains(message, "requested " + std::to_string(request) + " bytes")) << message;
-  EXPECT_TRUE(contains(message, std::to_string(used_on(0)) + " in use")) << message;
+  EXPECT_TRUE(contains(message, std::to_string(memory_used(0)) + " in use")) << message;
   EXPECT_TRUE(contains(message, "capacity " + std::to_string(properties.total_memory) + " bytes")) << message;
   EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_allocate(0, SIZE_MAX, &pointer));
 }

@@ -63,3 +63,21 @@ TEST(MemoryProtectDeathTest, DereferencingADevicePointerFromHostCodeFaults) {
     std::_Exit(2);  // reached only if the write went through
   });
 }
+
+TEST(MemoryProtect, ImportedMemoryHasNoSeparateProtectedView) {
+  int host[4] = {1, 2, 3, 4};
+  void* imported = nullptr;
+  const axon_status status = axon_memory_import_host(0, host, sizeof host, &imported);
+  if (status == AXON_ERROR_NOT_SUPPORTED) GTEST_SKIP() << "driver cannot import host memory";
+  ASSERT_EQ(status, AXON_SUCCESS) << AXON_STATUS_TEXT(status);
+  EXPECT_EQ(imported, static_cast<void*>(host));
+  EXPECT_EQ(axon_test::host_view(imported), static_cast<void*>(host));
+  EXPECT_EQ(static_cast<int*>(imported)[2], 3);  // dereferenceable: no fault for imports
+  ScopedStream stream(0);
+  DeviceBuffer device(0, sizeof host);
+  ASSERT_AXON_OK(axon_memory_copy(device.get(), imported, sizeof host, stream));
+  int result[4] = {};
+  ASSERT_AXON_OK(axon_memory_copy(result, device.get(), sizeof result, stream));
+  EXPECT_EQ(result[3], 4);
+  ASSERT_AXON_OK(axon_memory_free(imported));
+}

@@ -90,3 +90,39 @@ TEST(SmallMemory, BestFitPrefersTheSmallestSufficientHole) {
   ASSERT_AXON_OK(axon_memory_used(0, &used));
   EXPECT_EQ(used, 0u);
 }
+
+TEST(SmallMemory, ImportsShareTheCapacityWithAllocations) {
+  std::vector<char> host(kCapacity + 1);
+  void* imported = nullptr;
+  const axon_status status = axon_memory_import_host(1, host.data(), 3 * kQuarter, &imported);
+  if (status == AXON_ERROR_NOT_SUPPORTED) GTEST_SKIP() << "driver cannot import host memory";
+  ASSERT_EQ(status, AXON_SUCCESS) << AXON_STATUS_TEXT(status);
+
+  // The arena's address range is all free, but its capacity is not.
+  void* pointer = nullptr;
+  EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_allocate(1, 2 * kQuarter, &pointer));
+  EXPECT_EQ(std::string(axon_last_error_message()),
+            "[axon_memory_allocate] out of memory on device 1: requested 524288 bytes, 786432 in use, "
+            "capacity 1048576 bytes");
+  ASSERT_AXON_OK(axon_memory_allocate(1, kQuarter, &pointer));  // exactly what is left
+
+  // A refused import leaves nothing imported.
+  void* refused = reinterpret_cast<void*>(0x1234);
+  EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_import_host(1, host.data() + 3 * kQuarter, 1, &refused));
+  EXPECT_EQ(std::string(axon_last_error_message()),
+            "[axon_memory_import_host] out of memory on device 1: requested 1 bytes, 1048576 in use, "
+            "capacity 1048576 bytes");
+  EXPECT_EQ(refused, reinterpret_cast<void*>(0x1234));
+  int owner = -1;
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_POINTER, axon_memory_pointer_device(host.data() + 3 * kQuarter, &owner));
+  EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_import_host(0, host.data(), kCapacity + 1, &refused));
+
+  // Ending the import gives its capacity back.
+  ASSERT_AXON_OK(axon_memory_free(imported));
+  ASSERT_AXON_OK(axon_memory_import_host(1, host.data(), 3 * kQuarter, &imported));
+  ASSERT_AXON_OK(axon_memory_free(imported));
+  ASSERT_AXON_OK(axon_memory_free(pointer));
+  size_t used = 1;
+  ASSERT_AXON_OK(axon_memory_used(1, &used));
+  EXPECT_EQ(used, 0u);
+}

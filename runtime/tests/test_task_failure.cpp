@@ -5,16 +5,9 @@
 
 #include "axon_test_support.h"
 
+using axon_test::contains;
 using axon_test::ReleaseCounter;
 using axon_test::ScopedStream;
-
-namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-}  // namespace
 
 TEST(TaskFailure, IsReportedOnceBySynchronizeThenCleared) {
   ScopedStream stream(0);
