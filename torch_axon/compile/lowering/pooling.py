@@ -15,6 +15,7 @@ import torch
 
 from .builder import LoweringError, i64_array, scalar_region, tensor_type
 from .context import LoweringContext
+from .indexing import point_gather, point_scatter, stack_coordinates
 from .registry import lowers
 
 aten = torch.ops.aten
@@ -125,23 +126,93 @@ def _max_pool(context, node, x, kernel_size, stride=(), padding=0, dilation=1, c
 
 @lowers(aten.max_pool2d_with_indices_backward.default, aten.max_pool3d_with_indices_backward.default)
 def _max_pool_backward(context, node, grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    """Each output's gradient adds into the input element its index names."""
+    spatial = 2 if node.target == aten.max_pool2d_with_indices_backward.default else 3
+    return _scatter_to_indices(context, node, grad, indices, spatial)
+
+
+def _scatter_to_indices(context, node, grad, indices, spatial):
+    """Each output's gradient adds into the input element its (per-plane flat) index names."""
     meta = context.meta(node)
     shape, dtype = context.shape_of(meta), meta.dtype
-    spatial = 2 if node.target == aten.max_pool2d_with_indices_backward.default else 3
     lead = math.prod(shape[:len(shape) - spatial])
     inputs, outputs = math.prod(shape[len(shape) - spatial:]), math.prod(grad.shape[grad.rank - spatial:])
     if lead * inputs == 0 or outputs == 0:
         return context.constant(0, dtype, shape)
     compute = _accumulate(dtype)
-    from .indexing import point_scatter, stack_coordinates
-
     rows = context.iota((lead, outputs), 0, torch.int64)
     coordinates = stack_coordinates(context, [rows, context.reshape(indices, (lead, outputs))])
     updates = context.reshape(context.convert(grad, compute), (lead, outputs))
     result = point_scatter(context, context.constant(0, compute, (lead, inputs)), coordinates, [0, 1], updates,
                            "add")
     return context.convert(context.reshape(result, shape), dtype)
+
+
+@lowers(aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default)
+def _adaptive_max_pool_backward(context, node, grad, x, indices):
+    spatial = 2 if node.target == aten.adaptive_max_pool2d_backward.default else 3
+    return _scatter_to_indices(context, node, grad, indices, spatial)
+
+
+@lowers(aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default)
+def _adaptive_max_pool(context, node, x, output_size):
+    """Windows of unequal length: gather every window padded to the longest (repeating its last element,
+    harmless for a max), then one (value, index) reduce over the window axes."""
+    outputs = node.meta["axon_val"]
+    shape = context.shape_of(outputs[0])
+    spatial = 2 if node.target == aten.adaptive_max_pool2d.default else 3
+    dtype = x.dtype
+    if dtype == torch.bool or dtype.is_complex:
+        raise LoweringError(f"max pooling in {dtype}")
+    if math.prod(shape) == 0 or math.prod(x.shape) == 0:
+        raise LoweringError("adaptive max pooling of an empty tensor")
+    lead_shape = list(x.shape[:x.rank - spatial])
+    in_spatial, out_spatial = x.shape[x.rank - spatial:], shape[len(shape) - spatial:]
+    taps = []  # per axis: [o][k] input positions
+    for n, o in zip(in_spatial, out_spatial):
+        bounds = [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+        longest = max(end - start for start, end in bounds)
+        taps.append([[min(start + k, end - 1) for k in range(longest)] for start, end in bounds])
+    window = [(o, len(t[0])) for o, t in zip(out_spatial, taps)]
+    grid_shape = [size for pair in window for size in pair]  # [O1, K1, O2, K2, ...]
+
+    def coordinates_at(position):
+        return [taps[axis][position[2 * axis]][position[2 * axis + 1]] for axis in range(spatial)]
+
+    def nested(prefix):
+        if len(prefix) == len(grid_shape):
+            return coordinates_at(prefix)
+        return [nested(prefix + [i]) for i in range(grid_shape[len(prefix)])]
+
+    coordinates = context.builder.array_constant(nested([]), grid_shape + [spatial], torch.int64)
+    planes = context.reshape(x, [math.prod(lead_shape)] + list(in_spatial))
+    planes = context.transpose(planes, list(range(1, spatial + 1)) + [0])  # spatial first, planes last
+    gathered = point_gather(context, planes, coordinates, list(range(spatial)))  # [O1, K1, ..., planes]
+    index_grid = context.builder.array_constant(_flat_index_grid(taps, in_spatial), grid_shape, torch.int64)
+    index_grid = context.broadcast_in_dim(index_grid, gathered.shape, list(range(len(grid_shape))))
+    lowest = -math.inf if dtype.is_floating_point else torch.iinfo(dtype).min
+    reduce_dims = [2 * axis + 1 for axis in range(spatial)]
+    kept = [size for i, size in enumerate(gathered.shape) if i not in reduce_dims]
+    values, indices = context.builder.op_multi(
+        "stablehlo.reduce", [gathered, index_grid, context.builder.constant(lowest, dtype),
+                             context.builder.constant(torch.iinfo(torch.int64).max, torch.int64)],
+        [(kept, dtype), (kept, torch.int64)], f"dimensions = {i64_array(reduce_dims)}", _max_region(dtype))
+    permutation = [spatial] + list(range(spatial))  # planes back in front
+    values = context.reshape(context.transpose(values, permutation), shape)
+    indices = context.reshape(context.transpose(indices, permutation), shape)
+    return [values, indices]
+
+
+def _flat_index_grid(taps, in_spatial):
+    """[O1, K1, O2, K2, ...] nested lists of each tap's flat position in its plane."""
+    spatial = len(taps)
+    strides = [math.prod(in_spatial[axis + 1:]) for axis in range(spatial)]
+
+    def build(axis, partial):
+        if axis == spatial:
+            return partial
+        return [[build(axis + 1, partial + position * strides[axis]) for position in row] for row in taps[axis]]
+
+    return build(0, 0)
 
 
 # ---- average pooling --------------------------------------------------------
