@@ -65,7 +65,7 @@ def test_fsdp_times_tensor_parallel_on_a_2d_mesh():
 def test_failures_raise_within_the_timeout():
     output = torchrun("failures.py", 2, timeout=120, reporting=1)  # rank 1 dies on purpose
     assert output.count("ranks called different collectives") == 2
-    assert "did not complete within 4000 ms" in output
+    assert "a peer may have died" in output
     assert "while the peer dies: raised" in output
     assert "after the peer died: raised" in output
 

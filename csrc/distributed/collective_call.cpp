@@ -230,7 +230,7 @@ c10::intrusive_ptr<c10d::Work> CollectiveCall::submit(std::function<c10::intrusi
   job_->start = std::move(start);
   job_->completion_stream = *completion_;
   job_->report_source_rank = report_source_rank;
-  group_.submit(std::move(job_));
+  group_.submit(std::move(job_), synchronous_);
   return work;
 }
 

@@ -68,6 +68,10 @@ class CollectiveCall {
   // group usable, where Gloo alone would abort the process.
   void agree_on(c10::ScalarType dtype, int64_t elements);
 
+  // The caller waits right away (async_op=False): when nothing else is in
+  // flight the collective then runs on the calling thread.
+  void set_synchronous(bool synchronous) { synchronous_ = synchronous; }
+
   // Queues `step` on the completion stream once the transport finished.
   void after_transport(std::function<void()> step);
 
@@ -100,6 +104,7 @@ class CollectiveCall {
   std::optional<c10::Stream> caller_stream_;
   std::unique_ptr<CollectiveJob> job_;
   bool submitted_ = false;
+  bool synchronous_ = false;
 };
 
 }  // namespace axon::distributed

@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include <exception>
+#include <string>
 #include <utility>
 
 #include "axon/status.h"
@@ -11,19 +12,24 @@
 namespace axon::distributed {
 namespace {
 
+std::string failure_message(const CollectiveWork& work, const char* stage, const std::string& detail) {
+  std::string message = c10::str("[axon] ", work.describe(), " failed while ", stage, ": ", detail);
+  if (detail.find("timed out") != std::string::npos || detail.find("Timed out") != std::string::npos) {
+    message += c10::str(" (timeout ", work.timeout().count(),
+                        " ms: a peer may have died, be stuck, or not have called the same collective)");
+  }
+  return message;
+}
+
 std::exception_ptr describe_failure(const CollectiveWork& work, const char* stage) {
   try {
     throw;
-  } catch (const c10::DistBackendError& error) {
-    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage, ": ",
-                                       error.what_without_backtrace()));
   } catch (const c10::Error& error) {
-    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage, ": ",
-                                       error.what_without_backtrace()));
+    return make_backend_error(failure_message(work, stage, error.what_without_backtrace()));
   } catch (const std::exception& error) {
-    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage, ": ", error.what()));
+    return make_backend_error(failure_message(work, stage, error.what()));
   } catch (...) {
-    return make_backend_error(c10::str("[axon] ", work.describe(), " failed while ", stage));
+    return make_backend_error(failure_message(work, stage, "unknown error"));
   }
 }
 
@@ -46,6 +52,7 @@ CollectiveRunner::~CollectiveRunner() {
 void CollectiveRunner::enqueue(std::unique_ptr<CollectiveJob> job) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    ++in_flight_;
     to_launch_.push_back(std::move(job));
   }
   launch_ready_.notify_one();
@@ -65,29 +72,47 @@ void CollectiveRunner::run_launcher() {
       job = std::move(to_launch_.front());
       to_launch_.pop_front();
     }
-    // A host thread may block on a device event; the device's worker is
-    // never asked to wait for the transport.
-    const axon_status reached = axon_event_synchronize(job->inputs_ready);
-    axon_event_destroy(job->inputs_ready);
-    job->inputs_ready = nullptr;
-    if (reached != AXON_SUCCESS) {
-      job->work->fail(make_backend_error(c10::str("[axon] ", job->work->describe(),
-                                                  " could not wait for its inputs: ", axon_status_name(reached))));
-    } else {
-      const char* stage = "checking that the ranks agree";
-      try {
-        if (job->verify) job->verify();
-        stage = "starting the transport";
-        job->transport_work = job->start();
-      } catch (...) {
-        job->work->fail(describe_failure(*job->work, stage));
-      }
-    }
+    launch_job(*job);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       to_complete_.push_back(std::move(job));
     }
     complete_ready_.notify_one();
+  }
+}
+
+bool CollectiveRunner::run_inline_if_idle(std::unique_ptr<CollectiveJob>& job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (in_flight_ != 0) return false;
+    ++in_flight_;
+  }
+  launch_job(*job);
+  finish_job(*job);
+  job.reset();
+  std::lock_guard<std::mutex> lock(mutex_);
+  --in_flight_;
+  return true;
+}
+
+void CollectiveRunner::launch_job(CollectiveJob& job) {
+  // A host thread may block on a device event; the device's worker is
+  // never asked to wait for the transport.
+  const axon_status reached = axon_event_synchronize(job.inputs_ready);
+  axon_event_destroy(job.inputs_ready);
+  job.inputs_ready = nullptr;
+  if (reached != AXON_SUCCESS) {
+    job.work->fail(make_backend_error(c10::str("[axon] ", job.work->describe(),
+                                                " could not wait for its inputs: ", axon_status_name(reached))));
+  } else {
+    const char* stage = "checking that the ranks agree";
+    try {
+      if (job.verify) job.verify();
+      stage = "starting the transport";
+      job.transport_work = job.start();
+    } catch (...) {
+      job.work->fail(describe_failure(*job.work, stage));
+    }
   }
 }
 
@@ -104,6 +129,9 @@ void CollectiveRunner::run_completer() {
     finish_job(*job);
     // Dropping the job releases the tensors; their record_stream users keep
     // the memory from reuse until the finishing steps ran.
+    job.reset();
+    std::lock_guard<std::mutex> lock(mutex_);
+    --in_flight_;
   }
 }
 

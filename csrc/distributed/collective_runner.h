@@ -64,9 +64,15 @@ class CollectiveRunner {
 
   void enqueue(std::unique_ptr<CollectiveJob> job);
 
+  // Runs `job` to completion on the calling thread if nothing is queued or
+  // in flight (a synchronous collective then costs no thread hand-offs);
+  // returns false, leaving `job` untouched, otherwise.
+  bool run_inline_if_idle(std::unique_ptr<CollectiveJob>& job);
+
  private:
   void run_launcher();
   void run_completer();
+  static void launch_job(CollectiveJob& job);
   static void finish_job(CollectiveJob& job);
 
   std::mutex mutex_;
@@ -76,6 +82,7 @@ class CollectiveRunner {
   std::deque<std::unique_ptr<CollectiveJob>> to_complete_;
   bool stopping_ = false;
   bool launcher_done_ = false;
+  int in_flight_ = 0;  // enqueued or running inline, not yet finished
   std::thread launcher_;
   std::thread completer_;
 };

@@ -121,11 +121,15 @@ c10::Stream ProcessGroupAxon::completion_stream(c10::DeviceIndex device) {
   return streams_of(device).completion;
 }
 
-void ProcessGroupAxon::submit(std::unique_ptr<CollectiveJob> job) {
+void ProcessGroupAxon::submit(std::unique_ptr<CollectiveJob> job, bool synchronous) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (coalescing_) coalesced_.push_back(job->work);
+    if (coalescing_) {
+      coalesced_.push_back(job->work);
+      synchronous = false;
+    }
   }
+  if (synchronous && runner_->run_inline_if_idle(job)) return;
   runner_->enqueue(std::move(job));
 }
 

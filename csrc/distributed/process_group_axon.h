@@ -121,8 +121,9 @@ class ProcessGroupAxon : public c10d::Backend {
   uint64_t next_sequence() { return ++sequence_; }
   // Cross-rank agreement checks (AXON_DISTRIBUTED_CHECKS, default on).
   bool checks_enabled() const { return checks_enabled_; }
-  // Hands the job to the runner; remembers its work while coalescing.
-  void submit(std::unique_ptr<CollectiveJob> job);
+  // Hands the job to the runner (or runs it inline when `synchronous` and
+  // the runner is idle); remembers its work while coalescing.
+  void submit(std::unique_ptr<CollectiveJob> job, bool synchronous);
 
  private:
   struct DeviceStreams {

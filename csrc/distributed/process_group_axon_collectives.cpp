@@ -68,6 +68,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::broadcast(std::vector<at::Tenso
   std::vector<at::Tensor> buffers;
   for (auto& tensor : tensors) buffers.push_back(call.inout(tensor));
   call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, buffers, opts]() mutable { return transport->broadcast(buffers, opts); },
                      tensors);
 }
@@ -82,6 +83,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allreduce(std::vector<at::Tenso
   c10d::AllreduceOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit(
       [transport = transport_, buffers, transport_opts]() mutable { return transport->allreduce(buffers, transport_opts); },
       tensors);
@@ -97,6 +99,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allreduce_coalesced(std::vector
   c10d::AllreduceCoalescedOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, buffers, transport_opts]() mutable {
     return transport->allreduce_coalesced(buffers, transport_opts);
   }, tensors);
@@ -114,6 +117,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce(std::vector<at::Tensor>&
   c10d::ReduceOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit(
       [transport = transport_, buffers, transport_opts]() mutable { return transport->reduce(buffers, transport_opts); },
       tensors);
@@ -127,6 +131,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather(std::vector<std::vect
   auto in = stage_inputs(call, inputs);
   auto out = stage_output_lists(call, outputs);
   call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->allgather(out, in, opts); },
       flatten(outputs));
@@ -143,6 +148,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_allgather_base(at::Tensor& out
   TORCH_CHECK_TYPE(output.scalar_type() == input.scalar_type(), "[axon all_gather_into_tensor] expected the output dtype ",
                    input.scalar_type(), " of the input, got ", output.scalar_type());
   call.agree_on(input.scalar_type(), input.numel());
+  call.set_synchronous(!opts.asyncOp);
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->_allgather_base(out, in, opts); },
       {output});
@@ -156,6 +162,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather_coalesced(std::vector
   auto in = stage_inputs(call, inputs);
   auto out = stage_output_lists(call, outputs);
   call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->allgather_coalesced(out, in, opts); },
       flatten(outputs));
@@ -169,6 +176,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather_into_tensor_coalesced
   auto in = stage_inputs(call, inputs);
   auto out = stage_outputs(call, outputs);
   call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, out, in, opts]() mutable {
     return transport->allgather_into_tensor_coalesced(out, in, opts);
   }, outputs);
@@ -182,6 +190,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::gather(std::vector<std::vector<
   auto in = stage_inputs(call, inputs);
   auto out = stage_output_lists(call, outputs);
   call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->gather(out, in, opts); },
       flatten(outputs));
@@ -195,6 +204,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::scatter(std::vector<at::Tensor>
   auto out = stage_outputs(call, outputs);
   auto in = stage_input_lists(call, inputs);
   call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit(
       [transport = transport_, out, in, opts]() mutable { return transport->scatter(out, in, opts); }, outputs);
 }
@@ -217,6 +227,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter(std::vector<at::
   c10d::ReduceScatterOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, out, in, transport_opts]() mutable {
     return transport->reduce_scatter(out, in, transport_opts);
   }, outputs);
@@ -237,6 +248,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_reduce_scatter_base(at::Tensor
   c10d::ReduceScatterOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(output.scalar_type(), output.numel());
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, out, in, transport_opts]() mutable {
     return transport->_reduce_scatter_base(out, in, transport_opts);
   }, {output});
@@ -256,6 +268,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter_tensor_coalesced
   c10d::ReduceScatterOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, out, in, transport_opts]() mutable {
     return transport->reduce_scatter_tensor_coalesced(out, in, transport_opts);
   }, outputs);
@@ -281,6 +294,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall_base(at::Tensor& outpu
   check_splits(output_split_sizes, output, "output");
   check_splits(input_split_sizes, input, "input");
   call.agree_on(input.scalar_type(), -1);
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, out, in, output_split_sizes, input_split_sizes, opts]() mutable {
     return transport->alltoall_base(out, in, output_split_sizes, input_split_sizes, opts);
   }, {output});
@@ -325,6 +339,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall(std::vector<at::Tensor
     }
   });
   call.agree_on(inputs[0].scalar_type(), -1);
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, out, in, output_splits, input_splits, opts]() mutable {
     return transport->alltoall_base(out, in, output_splits, input_splits, opts);
   }, outputs);
@@ -370,6 +385,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::barrier(const c10d::BarrierOpti
   c10d::BarrierOptions transport_opts;
   transport_opts.timeout = opts.timeout;
   call.agree_on(c10::kByte, 0);
+  call.set_synchronous(!opts.asyncOp);
   return call.submit([transport = transport_, transport_opts]() mutable { return transport->barrier(transport_opts); },
                      {});
 }
