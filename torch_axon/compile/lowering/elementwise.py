@@ -363,3 +363,29 @@ def _round_decimals(context, node, x, *, decimals=0):
         ("stablehlo.multiply", "stablehlo.divide")
     rounded = context.op("stablehlo.round_nearest_even", [context.op(scale, [x, power], shape, dtype)], shape, dtype)
     return context.op(unscale, [rounded, power], shape, dtype)
+
+
+# ---- special functions CHLO provides -------------------------------------------
+@lowers(aten.polygamma.default)
+def _polygamma(context, node, n, x):
+    shape, dtype = _out(context, node)
+    if not dtype.is_floating_point:
+        raise LoweringError(f"polygamma in {dtype}")
+    order = context.constant(float(n), dtype, shape)
+    return context.op("chlo.polygamma", [order, context.operand(x, dtype, shape)], shape, dtype)
+
+
+@lowers(aten.special_zeta.default, aten.special_zeta.self_scalar, aten.special_zeta.other_scalar)
+def _zeta(context, node, x, q):
+    shape, dtype = _out(context, node)
+    if not dtype.is_floating_point:
+        raise LoweringError(f"zeta in {dtype}")
+    return context.op("chlo.zeta", [context.operand(x, dtype, shape), context.operand(q, dtype, shape)], shape, dtype)
+
+
+@lowers(aten.special_i1e.default)
+def _i1e(context, node, x):
+    shape, dtype = _out(context, node)
+    if not dtype.is_floating_point:
+        raise LoweringError(f"i1e in {dtype}")
+    return context.op("chlo.bessel_i1e", [context.operand(x, dtype, shape)], shape, dtype)

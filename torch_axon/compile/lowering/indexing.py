@@ -487,3 +487,34 @@ def _as_strided_scatter(context, node, x, src, size, stride, storage_offset=None
     if math.prod(shape) and offset + sum((s - 1) * st for s, st in zip(shape, stride)) >= math.prod(x.shape):
         raise LoweringError("as_strided view reaches past the input's elements")
     return strided_scatter(context, x, context.convert(src, x.dtype), shape, [int(s) for s in stride], offset)
+
+
+@lowers(aten.index_reduce.default)
+def _index_reduce(context, node, x, dim, index, source, reduce, *, include_self=True):
+    """Slices of `source` combined into x's slices along `dim` named by the 1-D `index`."""
+    shape, dtype = _out(context, node)
+    kinds = {"prod": "multiply", "amax": "maximum", "amin": "minimum", "mean": "add"}
+    if reduce not in kinds:
+        raise LoweringError(f"index_reduce reduce={reduce!r}")
+    if reduce == "mean" and not dtype.is_floating_point:
+        raise LoweringError("index_reduce mean on integers (PyTorch divides with floor)")
+    if x.rank == 0 or math.prod(index.shape) == 0:
+        return context.convert(x, dtype)
+    dim = normalize_dim(dim, x.rank)
+    kind = kinds[reduce]
+    indices = [None] * dim + [context.reshape(index, (math.prod(index.shape),))]
+    coordinates, indexed, batch, first = _advanced(context, x, indices)
+    remaining = len(shape) - 1
+    updates = _pytorch_order(context, context.convert(source, dtype), batch, remaining, first, inverse=True)
+    result = context.convert(x, dtype)
+    if not include_self:
+        identity = context.constant(_identity(kind, dtype), dtype, updates.shape)
+        result = point_scatter(context, result, coordinates, indexed, identity, "assign")
+    result = point_scatter(context, result, coordinates, indexed, updates, kind)
+    if reduce == "mean":
+        counts = point_scatter(context, context.constant(1 if include_self else 0, dtype, shape), coordinates,
+                               indexed, context.constant(1, dtype, updates.shape), "add")
+        safe = context.select(context.compare(counts, context.constant(0, dtype, shape), "EQ"),
+                              context.constant(1, dtype, shape), counts)
+        result = context.op("stablehlo.divide", [result, safe], shape, dtype)
+    return result
