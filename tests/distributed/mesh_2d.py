@@ -32,7 +32,11 @@ def check_fsdp_tp_2d():
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
+    # No init_process_group: init_device_mesh creates the default group with
+    # the backend registered for "axon".
     mesh = init_device_mesh("axon", (2, 2), mesh_dim_names=("dp", "tp"))
+    backend = dist.group.WORLD._get_backend(device())
+    assert type(backend).__name__ == "ProcessGroupAxon", type(backend)
     dp_rank = mesh["dp"].get_local_rank()
     torch.manual_seed(0)
     base = TinyGPT(VOCAB, CONTEXT, width=32, heads=2, layers=2).to(device())
@@ -71,7 +75,6 @@ def check_fsdp_tp_2d():
 
 def main():
     torch.axon.set_device(device())
-    dist.init_process_group(device_id=device())
     run_checks([check_fsdp_tp_2d])
 
 

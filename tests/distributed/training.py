@@ -202,7 +202,13 @@ def check_dtensor_random_ops():
 
 
 def check_pipeline_parallel():
-    from torch.distributed.pipelining import PipelineStage, ScheduleGPipe
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+
+    for schedule_class in (ScheduleGPipe, Schedule1F1B):
+        pipeline_parallel_step(PipelineStage, schedule_class)
+
+
+def pipeline_parallel_step(PipelineStage, schedule_class):
 
     torch.manual_seed(3)
     layers = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 4)).to(device())
@@ -211,7 +217,7 @@ def check_pipeline_parallel():
     stage_module = copy.deepcopy(stages[rank()])
     stage = PipelineStage(stage_module, rank(), world(), device())
     loss_fn = nn.MSELoss()
-    schedule = ScheduleGPipe(stage, n_microbatches=2, loss_fn=loss_fn)
+    schedule = schedule_class(stage, n_microbatches=2, loss_fn=loss_fn)
     torch.manual_seed(4)
     x = torch.randn(4, 8, device=device())
     target = torch.randn(4, 4, device=device())
@@ -227,11 +233,11 @@ def check_pipeline_parallel():
     offset = 0 if rank() == 0 else 2
     for p, q in zip(stage_module.parameters(), list(reference.parameters())[offset:]):
         expected_grads.append(q.grad)
-        close(p.grad, q.grad, "pipeline gradient", atol=1e-5)
+        close(p.grad, q.grad, f"{schedule_class.__name__} gradient", atol=1e-5)
     if rank() == world() - 1:
         expected_losses = [loss_fn(reference(cx), ct) for cx, ct in zip(x.chunk(2), target.chunk(2))]
         for got, want in zip(losses, expected_losses):
-            close(got, want, "pipeline micro-batch loss", atol=1e-5)
+            close(got, want, f"{schedule_class.__name__} micro-batch loss", atol=1e-5)
 
 
 def check_distributed_checkpoint_resharding():
