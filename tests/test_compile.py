@@ -123,6 +123,16 @@ def test_outputs_live_in_axon_memory_without_copies():
     assert transfer.copied_inputs == 0  # contiguous, aligned inputs were viewed in place
 
 
+def test_offset_and_strided_inputs_are_correct():
+    function = _compile(lambda x: x * 2 + 1)
+    base = torch.arange(256.0, device="axon")
+    for offset in (1, 4, 8, 16, 64):  # 64 floats = 256 bytes: the only one XLA may view in place
+        view = base[offset:offset + 32]
+        torch.testing.assert_close(function(view), view * 2 + 1)
+    strided = base.view(16, 16).t()
+    torch.testing.assert_close(_compile(lambda x: x.exp())(strided), strided.exp())
+
+
 def test_input_mutation_and_aliasing_match_eager():
     def function(x, y):
         x.add_(1)
