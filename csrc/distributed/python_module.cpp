@@ -25,6 +25,17 @@ namespace {
 void define_module(py::module_& m) {
   // Make sure torch registered the base classes first.
   py::module_::import("torch._C._distributed_c10d");
+  // c10::DistBackendError thrown from this library carries this library's
+  // type info, which torch's own translator does not recognise: map it to
+  // torch.distributed.DistBackendError here (translators are shared).
+  py::register_exception_translator([](std::exception_ptr error) {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const c10::DistBackendError& backend_error) {
+      py::object type = py::module_::import("torch.distributed").attr("DistBackendError");
+      PyErr_SetString(type.ptr(), backend_error.what());
+    }
+  });
   py::class_<ProcessGroupAxon, c10d::Backend, c10::intrusive_ptr<ProcessGroupAxon>>(
       m, "ProcessGroupAxon",
       "c10d backend for axon tensors; moves bytes with the given transport backend (ProcessGroupGloo)")
