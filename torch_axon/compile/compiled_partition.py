@@ -66,9 +66,12 @@ class CompiledPartition(torch.nn.Module):
         if device is None or device.index is None:
             device = torch.device("axon", torch.axon.current_device() if device is None or device.index is None
                                   else device.index)
-        torch.axon.current_stream(device).synchronize()
         xla_device = executable.device()
-        results = compiled.execute([transfer.to_xla(t, xla_device) for t in tensors])
+        # to_xla may queue a copy (non-dense or misaligned input): synchronize after it.
+        inputs = [transfer.to_xla(t, xla_device) for t in tensors]
+        for index in {t.device.index for t in tensors if t.device.type == "axon"} | {device.index}:
+            torch.axon.current_stream(index).synchronize()
+        results = compiled.execute(inputs)
         for result in results:
             result.block_until_ready()
         adopted = [transfer.from_xla(r, device.index) for r in results]
