@@ -115,7 +115,18 @@ def _unary(context: LoweringContext, node, x, *rest, **kwargs):
         return context.op("stablehlo.divide", [log, context.constant(base, dtype, shape)], shape, dtype)
     if dtype.is_complex and name.startswith("chlo"):
         raise LoweringError(f"{target}: complex {name}")
+    if target == aten.digamma.default:
+        return _digamma(context, x)
     return context.op(name, [x], shape, dtype)
+
+
+def _digamma(context, x):
+    """chlo.digamma, with PyTorch's values at ±0 (the pole): -inf at +0, +inf at -0 (CHLO gives NaN)."""
+    result = context.op("chlo.digamma", [x], x.shape, x.dtype)
+    at_zero = context.compare(x, context.constant(0, x.dtype, x.shape), "EQ")
+    pole = context.select(_signbit(context, x), context.constant(math.inf, x.dtype, x.shape),
+                          context.constant(-math.inf, x.dtype, x.shape))
+    return context.select(at_zero, pole, result)
 
 
 lowers(*_UNARY)(_unary)
@@ -371,8 +382,10 @@ def _polygamma(context, node, n, x):
     shape, dtype = _out(context, node)
     if not dtype.is_floating_point:
         raise LoweringError(f"polygamma in {dtype}")
-    order = context.constant(float(n), dtype, shape)
-    return context.op("chlo.polygamma", [order, context.operand(x, dtype, shape)], shape, dtype)
+    if n != 0:
+        # chlo.polygamma returns inf at the poles where PyTorch's series returns large finite values.
+        raise LoweringError("polygamma of order >= 1")
+    return _digamma(context, context.operand(x, dtype, shape))
 
 
 @lowers(aten.special_zeta.default, aten.special_zeta.self_scalar, aten.special_zeta.other_scalar)
@@ -380,7 +393,13 @@ def _zeta(context, node, x, q):
     shape, dtype = _out(context, node)
     if not dtype.is_floating_point:
         raise LoweringError(f"zeta in {dtype}")
-    return context.op("chlo.zeta", [context.operand(x, dtype, shape), context.operand(q, dtype, shape)], shape, dtype)
+    q = context.operand(q, dtype, shape)
+    result = context.op("chlo.zeta", [context.operand(x, dtype, shape), q], shape, dtype)
+    # PyTorch (Cephes) returns +inf where q is a non-positive integer (a pole of every term); CHLO gives NaN.
+    integral = context.compare(context.op("stablehlo.floor", [q], shape, dtype), q, "EQ")
+    nonpositive = context.compare(q, context.constant(0, dtype, shape), "LE")
+    pole = context.op("stablehlo.and", [integral, nonpositive], shape, torch.bool)
+    return context.select(pole, context.constant(math.inf, dtype, shape), result)
 
 
 @lowers(aten.special_i1e.default)

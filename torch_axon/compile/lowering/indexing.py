@@ -498,7 +498,9 @@ def _index_reduce(context, node, x, dim, index, source, reduce, *, include_self=
         raise LoweringError(f"index_reduce reduce={reduce!r}")
     if reduce == "mean" and not dtype.is_floating_point:
         raise LoweringError("index_reduce mean on integers (PyTorch divides with floor)")
-    if x.rank == 0 or math.prod(index.shape) == 0:
+    if x.rank == 0:
+        raise LoweringError("index_reduce of a 0-d tensor")
+    if math.prod(index.shape) == 0:
         return context.convert(x, dtype)
     dim = normalize_dim(dim, x.rank)
     kind = kinds[reduce]
