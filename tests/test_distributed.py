@@ -46,12 +46,12 @@ def torchrun(script: str, processes: int, timeout: float = 240, env: dict[str, s
 
 def test_every_collective_matches_gloo():
     output = torchrun("collectives.py", 2)
-    assert output.count("OK check_") == 2 * 15
+    assert output.count("OK check_") == 2 * 16
 
 
 def test_parallel_training_matches_one_process():
     output = torchrun("training.py", 2)
-    for check in ("ddp_gpt", "fsdp2_gpt", "fsdp2_mixed_precision", "zero_redundancy_optimizer",
+    for check in ("ddp_gpt", "ddp_comm_hook", "fsdp2_gpt", "fsdp2_mixed_precision", "zero_redundancy_optimizer",
                   "tensor_and_sequence_parallel", "dtensor_random_ops", "pipeline_parallel",
                   "distributed_checkpoint_resharding"):
         assert output.count(f"OK check_{check}") == 2, check

@@ -137,20 +137,35 @@ void CollectiveRunner::run_completer() {
 
 void CollectiveRunner::finish_job(CollectiveJob& job) {
   CollectiveWork& work = *job.work;
-  if (!job.transport_work) return;  // failed to start; already reported
+  // Drops the job's references before the Work completes, so that memory the
+  // caller released is back in the allocator once wait() returns (the
+  // record_stream users keep it from reuse until the queued steps ran).
+  auto release = [&job] {
+    job.start = nullptr;
+    job.verify = nullptr;
+    job.finish_steps.clear();
+    job.keep_alive.clear();
+  };
+  if (!job.transport_work) {  // failed to start; already reported
+    release();
+    return;
+  }
   int source_rank = -1;
   try {
     job.transport_work->wait(work.timeout());
     if (job.report_source_rank) source_rank = job.transport_work->sourceRank();
   } catch (...) {
+    release();
     work.fail(describe_failure(work, "moving data"));
     return;
   }
   try {
     c10::StreamGuard guard(*job.completion_stream);
     for (auto& step : job.finish_steps) step();
+    release();
     work.complete(source_rank);
   } catch (...) {
+    release();
     work.fail(describe_failure(work, "finishing on the device"));
   }
 }

@@ -8,6 +8,7 @@ One "cpu:gloo,axon:axon" group: each check runs the collective on CPU tensors
 from __future__ import annotations
 
 import datetime
+import time
 
 import torch
 import torch.distributed as dist
@@ -126,6 +127,30 @@ def check_stream_ordering():
     fut = dist.all_reduce(torch.ones(3, device=dev), async_op=True).get_future()
     doubled = fut.then(lambda f: f.value()[0] * 2).wait()
     close(doubled, torch.full((3,), 4.0), "future.then")
+
+
+def check_memory_is_released():
+    """Tensors dropped while their collective is pending stay valid until it completes, then return."""
+    dev = device()
+    torch.axon.synchronize(dev)
+    baseline = torch.axon.memory_allocated(dev)
+    works = []
+    for i in range(50):
+        t = torch.full((1000,), float(i), device=dev)
+        works.append(dist.all_reduce(t[::2], async_op=True))  # strided: staging buffers too
+        del t
+    for work in works:
+        work.wait()
+    results = [w.result()[0] for w in works]
+    close(results[7], torch.full((500,), 14.0), "result of a collective whose input was dropped")
+    del works, results, work
+    # The group's completion thread drops its last reference to a Work just
+    # after completing it (as NCCL's watchdog does): allow it a moment.
+    deadline = time.monotonic() + 2.0
+    while torch.axon.memory_allocated(dev) > baseline and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # (<=: the baseline may still include an earlier check's tensors.)
+    assert torch.axon.memory_allocated(dev) <= baseline, (torch.axon.memory_allocated(dev), baseline)
 
 
 def check_reduce():
@@ -351,7 +376,7 @@ def main():
     dist.init_process_group("cpu:gloo,axon:axon", timeout=datetime.timedelta(seconds=60), device_id=device())
     run_checks([
         check_backend_selected, check_broadcast, check_all_reduce_ops_and_dtypes,
-        check_all_reduce_avg_and_premul_sum, check_all_reduce_non_contiguous_and_async, check_stream_ordering,
+        check_all_reduce_avg_and_premul_sum, check_all_reduce_non_contiguous_and_async, check_stream_ordering, check_memory_is_released,
         check_reduce, check_all_gather_family, check_gather_scatter, check_reduce_scatter_family,
         check_all_to_all, check_point_to_point, check_coalesced, check_subgroups, check_bad_arguments,
     ])

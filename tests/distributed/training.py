@@ -88,6 +88,19 @@ def check_ddp_gpt():
         close(p, q, f"DDP parameter {name}", atol=1e-4, rtol=1e-4)
 
 
+def check_ddp_comm_hook():
+    """A Python comm hook chains on the axon Work's future (Future.then on axon tensors)."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from torch.nn.parallel import DistributedDataParallel
+
+    base = make_model()
+    expected, _ = reference_losses(base)
+    model = DistributedDataParallel(copy.deepcopy(base), bucket_cap_mb=0.01)
+    model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    losses = data_parallel_losses(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    check_losses(losses, expected, "DDP fp16_compress_hook losses", tolerance=2e-2)
+
+
 def check_fsdp2_gpt():
     from torch.distributed.fsdp import fully_shard
 
@@ -279,7 +292,7 @@ def main():
     dist.init_process_group(device_id=device())
     assert dist.get_backend() == "axon", dist.get_backend()
     selected = os.environ.get("AXON_TEST_CHECKS")
-    checks = [check_ddp_gpt, check_fsdp2_gpt, check_fsdp2_mixed_precision, check_zero_redundancy_optimizer,
+    checks = [check_ddp_gpt, check_ddp_comm_hook, check_fsdp2_gpt, check_fsdp2_mixed_precision, check_zero_redundancy_optimizer,
               check_tensor_and_sequence_parallel, check_dtensor_random_ops, check_pipeline_parallel,
               check_distributed_checkpoint_resharding]
     if selected:
