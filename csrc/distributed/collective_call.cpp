@@ -69,13 +69,13 @@ CollectiveCall::~CollectiveCall() {
 void CollectiveCall::check(const at::Tensor& tensor, const char* role) {
   TORCH_CHECK_VALUE(tensor.defined(), "[axon ", name_, "] expected a tensor as ", role, ", got None");
   TORCH_CHECK_TYPE(tensor.device().type() == c10::DeviceType::PrivateUse1, "[axon ", name_, "] expected ", role,
-                   " tensors on axon, got a ", tensor.device().str(),
-                   " tensor (use the gloo backend for CPU tensors, e.g. init_process_group(\"cpu:gloo,axon:axon\"))");
+                   " tensors on axon, got a tensor on ", tensor.device().str(),
+                   " (use the gloo backend for CPU tensors, e.g. init_process_group(\"cpu:gloo,axon:axon\"))");
   TORCH_CHECK_VALUE(tensor.layout() == c10::kStrided, "[axon ", name_, "] expected strided ", role,
                     " tensors, got layout ", tensor.layout());
   if (device_) {
     TORCH_CHECK_VALUE(tensor.device().index() == *device_, "[axon ", name_, "] expected every tensor on axon:",
-                      static_cast<int>(*device_), ", got a ", role, " tensor on ", tensor.device().str());
+                      static_cast<int>(*device_), ", got a tensor on ", tensor.device().str(), " as ", role);
   } else {
     begin(tensor.device().index());
   }

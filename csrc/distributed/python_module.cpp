@@ -25,15 +25,19 @@ namespace {
 void define_module(py::module_& m) {
   // Make sure torch registered the base classes first.
   py::module_::import("torch._C._distributed_c10d");
-  // c10::DistBackendError thrown from this library carries this library's
-  // type info, which torch's own translator does not recognise: map it to
-  // torch.distributed.DistBackendError here (translators are shared).
+  // c10 errors thrown from this library carry this library's type info,
+  // which torch's own translator does not recognise: map them here
+  // (translators are shared by all pybind11 modules).
   py::register_exception_translator([](std::exception_ptr error) {
     try {
       if (error) std::rethrow_exception(error);
     } catch (const c10::DistBackendError& backend_error) {
       py::object type = py::module_::import("torch.distributed").attr("DistBackendError");
       PyErr_SetString(type.ptr(), backend_error.what());
+    } catch (const c10::TypeError& type_error) {
+      PyErr_SetString(PyExc_TypeError, type_error.what_without_backtrace());
+    } catch (const c10::ValueError& value_error) {
+      PyErr_SetString(PyExc_ValueError, value_error.what_without_backtrace());
     }
   });
   py::class_<ProcessGroupAxon, c10d::Backend, c10::intrusive_ptr<ProcessGroupAxon>>(
