@@ -63,9 +63,9 @@ def _is_random(node) -> bool:
     return isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags
 
 
-def _aten_graph(function, tensors) -> torch.fx.GraphModule:
-    """The inference graph the backend would see: AOTAutograd with the backend's decompositions
-    (functionalized), after the backend's FX passes."""
+def _aten_graph(function, tensors):
+    """(graph, example inputs): the inference graph the backend would see — AOTAutograd with the backend's
+    decompositions (functionalized), after the backend's FX passes."""
     from functorch.compile import aot_function
     from torch_axon.compile import passes
     from torch_axon.compile.backend import decompositions
@@ -74,7 +74,7 @@ def _aten_graph(function, tensors) -> torch.fx.GraphModule:
 
     def capture(graph_module, example_inputs):
         passes.run_all(graph_module)
-        captured.append(graph_module)
+        captured.append((graph_module, list(example_inputs)))
         return graph_module
 
     with warnings.catch_warnings():
@@ -82,6 +82,34 @@ def _aten_graph(function, tensors) -> torch.fx.GraphModule:
         with torch.no_grad():
             aot_function(function, fw_compiler=capture, decompositions=decompositions())(*tensors)
     return captured[0]
+
+
+def _verify(graph_module, example_inputs) -> str | None:
+    """Lowers the whole graph and has MLIR parse and verify the StableHLO module (types, shapes, attribute
+    spelling): a trial lowering of one node only shows that text was produced. None when it verifies."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+    from torch_axon.compile.lowering import lower_graph
+
+    inputs = [torch.zeros([int(s) for s in value.shape], dtype=value.dtype, device="axon")
+              if isinstance(value, torch.Tensor) else value for value in example_inputs]
+    try:
+        text = lower_graph(graph_module, inputs).text
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ir.Module.parse(text, context=_mlir_context(mlir))
+    except Exception as error:  # noqa: BLE001  (the reason is the report)
+        return f"StableHLO does not verify: {type(error).__name__}: {' '.join(str(error).split())[:200]}"
+    return None
+
+
+_MLIR_CONTEXT = []
+
+
+def _mlir_context(mlir):
+    if not _MLIR_CONTEXT:
+        _MLIR_CONTEXT.append(mlir.make_ir_context())
+    return _MLIR_CONTEXT[0]
 
 
 def classify(op, max_samples: int = 1):
@@ -132,7 +160,7 @@ def classify(op, max_samples: int = 1):
             return op.op(a, *b, **c)
 
         try:
-            graph = _aten_graph(call, [leaves[i] for i in positions])
+            graph, example_inputs = _aten_graph(call, [leaves[i] for i in positions])
         except Exception as error:  # noqa: BLE001
             text = f"{type(error).__name__}: {error}".splitlines()[0]
             trace_error = "data-dependent output shape" if "data-dependent" in text.lower() or \
@@ -142,15 +170,21 @@ def classify(op, max_samples: int = 1):
         if not nodes:
             continue
         traced_any = True
+        lowered_all = True
         for node in nodes:
             if _is_random(node):
                 random_ops.add(str(node.target))
                 continue
             reason = why_not_lowered(node)
             if reason is not None:
+                lowered_all = False
                 missing.setdefault(str(node.target), reason.splitlines()[0][:160])
                 if not _is_core(node.target):
                     noncore.add(str(node.target))
+        if lowered_all and not random_ops:
+            failure = _verify(graph, example_inputs)
+            if failure is not None:
+                missing.setdefault("(whole graph)", failure)
     if not traced_any:
         return "skipped", trace_error or "graph has no ATen operators"
     if noncore:

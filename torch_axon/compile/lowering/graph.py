@@ -64,6 +64,8 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
             else:
                 env[node] = value  # SymInt / scalar inputs: specialized (part of the cache key)
             placeholder_index += 1
+        elif node.op == "get_attr":
+            env[node] = _embed_constant(context, _attribute(graph_module, node.target))
         elif node.op == "call_function":
             env[node] = _lower_node(context, node, env)
         elif node.op == "output":
@@ -71,6 +73,32 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
         else:
             raise LoweringError(f"unexpected FX node {node.op} {node.target}")
     raise LoweringError("graph has no output")
+
+
+def _attribute(graph_module: torch.fx.GraphModule, target: str):
+    value = graph_module
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
+# Lifted constants (index tables, masks) are embedded in the module; larger ones would bloat every
+# specialization's text, so they make the graph run eagerly instead.
+_MAX_EMBEDDED_ELEMENTS = 4096
+
+
+def _embed_constant(context: LoweringContext, value):
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.numel() > _MAX_EMBEDDED_ELEMENTS:
+        raise LoweringError(f"constant tensor of {value.numel()} elements")
+    if value.numel() == 0:
+        return context.builder.constant(0, value.dtype, tuple(value.shape))
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        values = value.detach().cpu().tolist()
+    return context.builder.array_constant(values, tuple(value.shape), value.dtype)
 
 
 def _lower_node(context: LoweringContext, node: torch.fx.Node, env):
