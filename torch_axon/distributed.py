@@ -43,7 +43,9 @@ def _create_backend(common, backend_options=None):
     options = dist.ProcessGroupGloo._Options()
     options._devices = [dist.ProcessGroupGloo.create_default_device()]
     options._timeout = common.timeout
-    options.global_ranks_in_group = list(common.global_ranks_in_group)
+    # Empty for the default group; Gloo's split then indexes an empty list
+    # unless this is the first Gloo group of the process.
+    options.global_ranks_in_group = list(common.global_ranks_in_group) or list(range(common.group_size))
     options.group_name = common.group_id
     store = dist.PrefixStore("axon_transport", common.store)
     transport = dist.ProcessGroupGloo(store, common.group_rank, common.group_size, options)

@@ -327,10 +327,11 @@ def check_subgroups():
     dist.all_reduce(t, group=pair)
     close(t, torch.full((2,), 1.0), "new_group all_reduce")
     dist.barrier(group=pair)
-    # Split an axon group (splitting the Gloo half of a "cpu:gloo,axon:axon"
-    # group crashes inside ProcessGroupGloo::split in torch 2.13).
+    singles = dist.split_group(split_ranks=[[0], [1]])  # the default "cpu:gloo,axon:axon" group
+    cpu = torch.ones(2)
+    dist.all_reduce(cpu, group=singles)  # its Gloo half was split too
+    close(cpu, torch.ones(2), "split_group singleton all_reduce (cpu)")
     parent = dist.new_group([0, 1], backend="axon", device_id=device())
-    singles = dist.split_group(parent, split_ranks=[[0], [1]])
     assert singles is not None and dist.get_world_size(singles) == 1
     t = torch.full((2,), float(rank() + 5), device=device())
     dist.all_reduce(t, group=singles)
