@@ -66,7 +66,7 @@ def test_failures_raise_within_the_timeout():
     output = torchrun("failures.py", 2, timeout=120, reporting=1)  # rank 1 dies on purpose
     assert output.count("ranks called different collectives") == 2
     assert "a peer may have died" in output
-    assert "while the peer dies: raised" in output
+    assert "async all_reduce while the peer dies: raised" in output
     assert "after the peer died: raised" in output
 
 
@@ -76,3 +76,10 @@ def test_registration_is_cheap_and_selects_axon():
             "print(dist.Backend.default_device_backend_map['axon'], 'torch_axon._C_distributed' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["axon", "False"], result.stdout + result.stderr
+
+
+def test_failures_in_the_data_path_raise_without_the_agreement_check():
+    output = torchrun("failures.py", 2, timeout=120, reporting=1,
+                      env={"AXON_DISTRIBUTED_CHECKS": "0", "AXON_TEST_CHECKS": "check_peer_never_calls,check_dead_peer"})
+    assert "failed while moving data" in output and "a peer may have died" in output
+    assert "async all_reduce while the peer dies: raised" in output

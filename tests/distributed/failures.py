@@ -65,8 +65,8 @@ def check_dead_peer():
         print("[rank 1] exiting abruptly", flush=True)
         os._exit(0)
     group_timeout = 10.0
-    expect_failure("all_reduce while the peer dies",
-                   lambda: dist.all_reduce(torch.ones(3, device=device())), group_timeout + 5)
+    work = dist.all_reduce(torch.ones(3, device=device()), async_op=True)  # through the group's threads
+    expect_failure("async all_reduce while the peer dies", work.wait, group_timeout + 5)
     expect_failure("all_reduce after the peer died",
                    lambda: dist.all_reduce(torch.ones(3, device=device())), group_timeout + 5)
     expect_failure("all_gather_into_tensor after the peer died",
