@@ -63,3 +63,14 @@ def _iota(context, node, length, *, start=0, step=1, **kwargs):
     index = context.iota(shape, 0, dtype)
     scaled = context.op("stablehlo.multiply", [index, context.constant(step, dtype, shape)], shape, dtype)
     return context.op("stablehlo.add", [scaled, context.constant(start, dtype, shape)], shape, dtype)
+
+
+@lowers(aten.tril_indices.default, aten.triu_indices.default)
+def _triangle_indices(context, node, row, col, offset=0, **kwargs):
+    """[2, count] coordinates of the lower (upper) triangle in row-major order — static, so a constant."""
+    shape, dtype = _meta(context, node)
+    lower = node.target == aten.tril_indices.default
+    pairs = [(i, j) for i in range(row) for j in range(col) if (j - i <= offset if lower else j - i >= offset)]
+    if not pairs:
+        return context.constant(0, dtype, shape)
+    return context.builder.array_constant([[i for i, _ in pairs], [j for _, j in pairs]], shape, dtype)

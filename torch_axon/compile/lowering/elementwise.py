@@ -408,3 +408,39 @@ def _i1e(context, node, x):
     if not dtype.is_floating_point:
         raise LoweringError(f"i1e in {dtype}")
     return context.op("chlo.bessel_i1e", [context.operand(x, dtype, shape)], shape, dtype)
+
+
+@lowers(aten.ldexp.Tensor)
+def _ldexp(context, node, x, exponent):
+    """x * 2**exponent, in the output dtype (as PyTorch's composite computes it)."""
+    shape, dtype = _out(context, node)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise LoweringError(f"ldexp in {dtype}")
+    power = context.op("stablehlo.power", [context.constant(2.0, dtype, shape), context.operand(exponent, dtype, shape)],
+                       shape, dtype)
+    return context.op("stablehlo.multiply", [context.operand(x, dtype, shape), power], shape, dtype)
+
+
+@lowers(aten.angle.default)
+def _angle(context, node, x):
+    shape, dtype = _out(context, node)
+    if x.dtype.is_complex:
+        real = context.op("stablehlo.real", [x], shape, dtype)
+        imag = context.op("stablehlo.imag", [x], shape, dtype)
+        return context.op("stablehlo.atan2", [imag, real], shape, dtype)
+    x = context.convert(x, dtype)
+    negative = context.compare(x, context.constant(0, dtype, shape), "LT")
+    result = context.select(negative, context.constant(math.pi, dtype, shape), context.constant(0, dtype, shape))
+    return context.select(context.compare(x, x, "NE"), x, result)  # NaN stays NaN
+
+
+@lowers(aten.polar.default)
+def _polar(context, node, magnitude, angle):
+    shape, dtype = _out(context, node)
+    part = torch.float32 if dtype == torch.complex64 else torch.float64
+    magnitude, angle = context.operand(magnitude, part, shape), context.operand(angle, part, shape)
+    real = context.op("stablehlo.multiply", [magnitude, context.op("stablehlo.cosine", [angle], shape, part)], shape,
+                      part)
+    imag = context.op("stablehlo.multiply", [magnitude, context.op("stablehlo.sine", [angle], shape, part)], shape,
+                      part)
+    return context.op("stablehlo.complex", [real, imag], shape, dtype)

@@ -43,6 +43,25 @@ def _addmm(context, node, bias, lhs, rhs, *, beta=1, alpha=1):
     shape, dtype = _out(context, node)
     batch = 1 if node.target == aten.baddbmm.default else 0
     product = dot_general(context, lhs, rhs, batch, shape, dtype)
+    return _scaled_sum(context, bias, product, beta, alpha, shape, dtype)
+
+
+@lowers(aten.addbmm.default)
+def _addbmm(context, node, bias, lhs, rhs, *, beta=1, alpha=1):
+    """beta * bias + alpha * Σ_b lhs[b] @ rhs[b]: one dot_general contracting the batch and K together."""
+    shape, dtype = _out(context, node)
+    if not dtype.is_floating_point:
+        raise LoweringError(f"addbmm in {dtype}")
+    lhs, rhs = context.convert(lhs, dtype), context.convert(rhs, dtype)
+    product = context.op("stablehlo.dot_general", [lhs, rhs], shape, dtype,
+                         "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], "
+                         "rhs_batching_dimensions = [], lhs_contracting_dimensions = [0, 2], "
+                         "rhs_contracting_dimensions = [0, 1]>")
+    return _scaled_sum(context, bias, product, beta, alpha, shape, dtype)
+
+
+def _scaled_sum(context, bias, product, beta, alpha, shape, dtype):
+    """beta * bias + alpha * product (bias ignored when beta is 0, NaNs included, as PyTorch does)."""
     if alpha != 1:
         product = context.op("stablehlo.multiply", [product, context.constant(alpha, dtype, shape)], shape, dtype)
     if beta == 0:

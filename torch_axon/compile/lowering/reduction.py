@@ -288,3 +288,108 @@ def _vector_norm(context, node, x, ord=2, dim=None, keepdim=False, *, dtype=None
         reduced = context.op("stablehlo.power", [total, context.constant(1.0 / ord, compute, total.shape)],
                              total.shape, compute)
     return _finish(context, node, reduced)
+
+
+@lowers(aten.dist.default)
+def _dist(context, node, x, y, p=2):
+    """‖x - y‖_p over all elements (broadcast first)."""
+    meta = context.meta(node)
+    compute = _accumulate_dtype(meta.dtype)
+    shape = tuple(torch.broadcast_shapes(x.shape, y.shape))
+    difference = context.op("stablehlo.subtract", [context.operand(x, compute, shape),
+                                                   context.operand(y, compute, shape)], shape, compute)
+    return _vector_norm(context, node, difference, p)
+
+
+def _running_window(context, values, dim, init_values, region):
+    """An inclusive running reduction along `dim` (a reduce_window whose window covers every earlier element)."""
+    x = values[0]
+    length = x.shape[dim]
+    window = [length if i == dim else 1 for i in range(x.rank)]
+    padding = ", ".join(f"[{length - 1 if i == dim else 0}, 0]" for i in range(x.rank))
+    attributes = f"window_dimensions = {i64_array(window)}, padding = dense<[{padding}]> : tensor<{x.rank}x2xi64>"
+    return context.builder.op_multi("stablehlo.reduce_window", list(values) + list(init_values),
+                                    [(v.shape, v.dtype) for v in values], attributes, region)
+
+
+@lowers(aten.logcumsumexp.default)
+def _logcumsumexp(context, node, x, dim):
+    meta = context.meta(node)
+    if x.rank == 0:
+        return context.convert(x, meta.dtype)
+    if not meta.dtype.is_floating_point:
+        raise LoweringError(f"logcumsumexp in {meta.dtype}")
+    dim = normalize_dim(dim, x.rank)
+    compute = _accumulate_dtype(meta.dtype)
+    x = context.convert(x, compute)
+    scalar = tensor_type((), compute)
+    # log(e^a + e^b) = max + log1p(e^-|a-b|); equal arguments (both ±inf included) give a + log 2.
+    region = "\n".join([
+        f"^bb0(%a: {scalar}, %b: {scalar}):",
+        f'  %m = "stablehlo.maximum"(%a, %b) : ({scalar}, {scalar}) -> {scalar}',
+        f'  %d = "stablehlo.subtract"(%a, %b) : ({scalar}, {scalar}) -> {scalar}',
+        f'  %ad = "stablehlo.abs"(%d) : ({scalar}) -> {scalar}',
+        f'  %nd = "stablehlo.negate"(%ad) : ({scalar}) -> {scalar}',
+        f'  %e = "stablehlo.exponential"(%nd) : ({scalar}) -> {scalar}',
+        f'  %l = "stablehlo.log_plus_one"(%e) : ({scalar}) -> {scalar}',
+        f'  %s = "stablehlo.add"(%m, %l) : ({scalar}, {scalar}) -> {scalar}',
+        f'  %eq = "stablehlo.compare"(%a, %b) {{comparison_direction = #stablehlo<comparison_direction EQ>, '
+        f'compare_type = #stablehlo<comparison_type FLOAT>}} : ({scalar}, {scalar}) -> tensor<i1>',
+        f'  %ln2 = "stablehlo.constant"() {{value = dense<{math.log(2.0):.17e}> : {scalar}}} : () -> {scalar}',
+        f'  %twice = "stablehlo.add"(%a, %ln2) : ({scalar}, {scalar}) -> {scalar}',
+        f'  %r = "stablehlo.select"(%eq, %twice, %s) : (tensor<i1>, {scalar}, {scalar}) -> {scalar}',
+        f'  "stablehlo.return"(%r) : ({scalar}) -> ()'])
+    (result,) = _running_window(context, [x], dim, [context.builder.constant(-math.inf, compute)], region)
+    return context.convert(result, meta.dtype)
+
+
+@lowers(aten.cummax.default, aten.cummin.default)
+def _cumulative_extreme(context, node, x, dim):
+    """Running max/min with the index of the latest extreme (PyTorch updates on >= / <=; a NaN sticks and
+    the latest NaN's index wins)."""
+    outputs = node.meta["axon_val"]
+    if x.rank == 0:
+        return [x, context.constant(0, torch.int64)]
+    if x.dtype == torch.bool or x.dtype.is_complex:
+        raise LoweringError(f"cumulative max/min in {x.dtype}")
+    dim = normalize_dim(dim, x.rank)
+    is_max = node.target == aten.cummax.default
+    dtype = x.dtype
+    scalar, index = tensor_type((), dtype), tensor_type((), torch.int64)
+    kind = "FLOAT" if dtype.is_floating_point else ("UNSIGNED" if dtype == torch.uint8 else "SIGNED")
+
+    def compare(a, b, direction, k=kind, t=scalar):
+        return (f'"stablehlo.compare"({a}, {b}) {{comparison_direction = #stablehlo<comparison_direction '
+                f'{direction}>, compare_type = #stablehlo<comparison_type {k}>}} : ({t}, {t}) -> tensor<i1>')
+
+    def logic(name, a, b):
+        return f'"stablehlo.{name}"({a}, {b}) : (tensor<i1>, tensor<i1>) -> tensor<i1>'
+
+    select = "(tensor<i1>, tensor<i1>, tensor<i1>) -> tensor<i1>"
+    region = "\n".join([
+        f"^bb0(%av: {scalar}, %ai: {index}, %bv: {scalar}, %bi: {index}):",
+        f"  %better = {compare('%av', '%bv', 'GT' if is_max else 'LT')}",
+        f"  %equal = {compare('%av', '%bv', 'EQ')}",
+        f"  %a_later = {compare('%ai', '%bi', 'GT', 'SIGNED', index)}",
+        f"  %a_nan = {compare('%av', '%av', 'NE')}",
+        f"  %b_nan = {compare('%bv', '%bv', 'NE')}",
+        f"  %tie = {logic('and', '%equal', '%a_later')}",
+        f"  %numeric = {logic('or', '%better', '%tie')}",
+        f"  %both_nan = {logic('and', '%a_nan', '%b_nan')}",
+        f"  %any_nan = {logic('or', '%a_nan', '%b_nan')}",
+        f'  %nan_pick = "stablehlo.select"(%both_nan, %a_later, %a_nan) : {select}',
+        f'  %pick = "stablehlo.select"(%any_nan, %nan_pick, %numeric) : {select}',
+        f'  %v = "stablehlo.select"(%pick, %av, %bv) : (tensor<i1>, {scalar}, {scalar}) -> {scalar}',
+        f'  %i = "stablehlo.select"(%pick, %ai, %bi) : (tensor<i1>, {index}, {index}) -> {index}',
+        f'  "stablehlo.return"(%v, %i) : ({scalar}, {index}) -> ()'])
+    if dtype.is_floating_point:
+        init = -math.inf if is_max else math.inf
+    else:
+        info = torch.iinfo(dtype)
+        init = info.min if is_max else info.max
+    # Padding carries index -1, so a real element always wins a tie against it.
+    positions = context.iota(x.shape, dim, torch.int64)
+    values, indices = _running_window(context, [x, positions], dim, [context.builder.constant(init, dtype),
+                                                                     context.builder.constant(-1, torch.int64)],
+                                      region)
+    return [context.convert(values, outputs[0].dtype), indices]

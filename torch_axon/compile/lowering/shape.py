@@ -46,6 +46,13 @@ def _expand(context, node, x, size, implicit=False):
     return context.broadcast(x, _out_shape(context, node))
 
 
+@lowers(aten.narrow_copy.default, aten.narrow.default)
+def _narrow(context, node, x, dim, start, length):
+    dim = normalize_dim(dim, x.rank)
+    start = start % x.shape[dim] if start < 0 else start
+    return _slice(context, node, x, dim, start, start + length, 1)
+
+
 @lowers(aten.slice.Tensor, aten.slice_copy.Tensor)
 def _slice(context, node, x, dim=0, start=None, end=None, step=1):
     dim = normalize_dim(dim, x.rank)
@@ -84,10 +91,10 @@ def _cat(context, node, tensors, dim=0):
 
 
 @lowers(aten.split_with_sizes.default, aten.split.Tensor, aten.split_with_sizes_copy.default,
-        aten.unbind.int, aten.chunk.default, aten.tensor_split.sections)
+        aten.unbind.int, aten.unbind_copy.int, aten.chunk.default, aten.tensor_split.sections)
 def _split(context, node, x, sizes=None, dim=0):
     outputs = node.meta.get("axon_val")
-    if node.target == aten.unbind.int:
+    if node.target in (aten.unbind.int, aten.unbind_copy.int):
         dim = sizes if sizes is not None else 0
     dim = normalize_dim(dim, x.rank)
     results, offset = [], 0
