@@ -63,7 +63,10 @@ OPS = {
     "nn.functional.adaptive_avg_pool2d": "pooling", "nn.functional.max_pool1d": "pooling",
     "nn.functional.adaptive_max_pool2d": "pooling", "nn.functional.avg_pool3d": "pooling",
     # sampling.py
-    "nn.functional.grid_sample": "sampling",
+    "nn.functional.grid_sample": "sampling", "nn.functional.interpolate.bilinear": "sampling",
+    "nn.functional.interpolate.bicubic": "sampling",
+    # reduction.py (running reductions)
+    "cummax": "reduction", "logcumsumexp": "reduction",
     # sorting.py
     "sort": "sorting", "topk": "sorting", "argsort": "sorting",
     # spectral.py

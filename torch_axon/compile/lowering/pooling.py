@@ -330,7 +330,7 @@ def _adaptive_matrix(n, o, transposed=False):
     return matrix, [float(end - start) for start, end in bounds]
 
 
-def _apply_along(context, x, matrix, axis, compute):
+def apply_along_axis(context, x, matrix, axis, compute):
     """Contracts `axis` of x with matrix [new, old]; the new axis takes its place."""
     constant = context.builder.array_constant(matrix, (len(matrix), len(matrix[0])), compute)
     shape = [s for i, s in enumerate(x.shape) if i != axis] + [len(matrix)]
@@ -369,7 +369,7 @@ def _adaptive_avg_pool(context, node, x, output_size):
         return context.constant(0, dtype, shape)
     result = context.convert(x, compute)
     for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
-        result = _apply_along(context, result, _adaptive_matrix(n, o)[0], x.rank - len(in_spatial) + axis, compute)
+        result = apply_along_axis(context, result, _adaptive_matrix(n, o)[0], x.rank - len(in_spatial) + axis, compute)
     lengths = context.broadcast(_window_lengths(context, in_spatial, out_spatial, compute), shape)
     return context.convert(context.op("stablehlo.divide", [result, lengths], shape, compute), dtype)
 
@@ -384,6 +384,6 @@ def _adaptive_avg_pool_backward(context, node, grad, x):
     lengths = context.broadcast(_window_lengths(context, in_spatial, out_spatial, compute), grad.shape)
     result = context.op("stablehlo.divide", [context.convert(grad, compute), lengths], grad.shape, compute)
     for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
-        result = _apply_along(context, result, _adaptive_matrix(n, o, transposed=True)[0],
+        result = apply_along_axis(context, result, _adaptive_matrix(n, o, transposed=True)[0],
                               grad.rank - len(in_spatial) + axis, compute)
     return context.convert(result, dtype)

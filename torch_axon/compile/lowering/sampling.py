@@ -1,13 +1,21 @@
-"""Spatial sampling: grid_sampler_2d (bilinear and nearest; zeros, border and reflection padding).
+"""Spatial sampling: grid_sampler_2d (bilinear and nearest; zeros, border and reflection padding) and the
+separable upsampling ops (linear, bilinear, trilinear, bicubic; with backward).
 
-Each output point gathers its neighbouring input pixels (a point gather over
-batch, y and x; channels ride along as the slice) and blends them with weights
-computed from the grid, following PyTorch's coordinate rules
+grid_sampler_2d: each output point gathers its neighbouring input pixels (a
+point gather over batch, y and x; channels ride along as the slice) and blends
+them with weights computed from the grid, following PyTorch's coordinate rules
 (aten/src/ATen/native/GridSampler.h: unnormalize, clip or reflect, then
-sample). Bicubic interpolation is left to axon's kernel.
+sample). Its bicubic mode is left to axon's kernel.
+
+upsample_*: every output is a fixed linear combination of inputs along each
+axis, so each axis is one contraction with an [out, in] weight matrix computed
+at lowering time (PyTorch's UpSample.h source-index and cubic-weight rules);
+the backward contracts with the transposed matrices.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -144,3 +152,99 @@ def _grid_sampler_2d(context, node, x, grid, interpolation_mode, padding_mode, a
             result = contribution if result is None else context.op("stablehlo.add", [result, contribution], full,
                                                                      compute)
     return context.convert(context.transpose(result, [0, 3, 1, 2]), dtype)
+
+
+# ---- separable resampling (upsample_*): one interpolation matrix per spatial axis --------------------
+def _scale(in_size: int, out_size: int, align_corners: bool, scale) -> float:
+    """PyTorch's area_pixel_compute_scale."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+
+
+def _source(scale: float, position: int, align_corners: bool, cubic: bool) -> float:
+    """PyTorch's area_pixel_compute_source_index."""
+    if align_corners:
+        return scale * position
+    source = scale * (position + 0.5) - 0.5
+    return source if cubic or source >= 0 else 0.0
+
+
+def _cubic_weights(t: float, a: float = -0.75):
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _interpolation_matrix(in_size, out_size, align_corners, scale, mode):
+    """[out, in] weights: output o = Σ_i matrix[o][i] * input i along one axis."""
+    matrix = [[0.0] * in_size for _ in range(out_size)]
+    step = _scale(in_size, out_size, align_corners, scale)
+    for o in range(out_size):
+        source = _source(step, o, align_corners, mode == "cubic")
+        if mode == "cubic":
+            base = math.floor(source)
+            for k, weight in enumerate(_cubic_weights(source - base)):
+                matrix[o][min(max(base - 1 + k, 0), in_size - 1)] += weight
+        else:
+            low = int(source)
+            high = low + 1 if low < in_size - 1 else low
+            fraction = source - low
+            matrix[o][low] += 1.0 - fraction
+            matrix[o][high] += fraction
+    return matrix
+
+
+_UPSAMPLE = {
+    aten.upsample_linear1d.default: (1, "linear"), aten.upsample_bilinear2d.default: (2, "linear"),
+    aten.upsample_trilinear3d.default: (3, "linear"), aten.upsample_bicubic2d.default: (2, "cubic"),
+}
+_UPSAMPLE_BACKWARD = {
+    aten.upsample_linear1d_backward.default: (1, "linear"), aten.upsample_bilinear2d_backward.default: (2, "linear"),
+    aten.upsample_trilinear3d_backward.default: (3, "linear"),
+    aten.upsample_bicubic2d_backward.default: (2, "cubic"),
+}
+
+
+def _resample(context, value, in_spatial, out_spatial, align_corners, scales, mode, dtype, transposed):
+    from .pooling import apply_along_axis
+
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    result = context.convert(value, compute)
+    spatial = len(in_spatial)
+    for axis, (n, o) in enumerate(zip(in_spatial, out_spatial)):
+        matrix = _interpolation_matrix(n, o, align_corners, scales[axis], mode)
+        if transposed:
+            matrix = [list(column) for column in zip(*matrix)]
+        result = apply_along_axis(context, result, matrix, value.rank - spatial + axis, compute)
+    return context.convert(result, dtype)
+
+
+def _upsample_setup(context, node, value, table, scales):
+    """(output shape, dtype, spatial rank, "linear" | "cubic", per-axis scales) of an upsample node."""
+    meta = context.meta(node)
+    shape, dtype = context.shape_of(meta), meta.dtype
+    spatial, mode = table[node.target]
+    if not dtype.is_floating_point or 0 in shape or 0 in value.shape:
+        raise LoweringError(f"{node.target}: {dtype} or empty tensors")
+    scales = (list(scales) + [None] * spatial)[:spatial]
+    return shape, dtype, spatial, mode, scales
+
+
+@lowers(*_UPSAMPLE)
+def _upsample(context, node, x, output_size, align_corners, *scales):
+    shape, dtype, spatial, mode, scales = _upsample_setup(context, node, x, _UPSAMPLE, scales)
+    return _resample(context, x, x.shape[x.rank - spatial:], shape[len(shape) - spatial:], align_corners, scales,
+                     mode, dtype, transposed=False)
+
+
+@lowers(*_UPSAMPLE_BACKWARD)
+def _upsample_backward(context, node, grad, output_size, input_size, align_corners, *scales):
+    shape, dtype, spatial, mode, scales = _upsample_setup(context, node, grad, _UPSAMPLE_BACKWARD, scales)
+    # Input axis n received matrix[o][n] of every output o: the transposed matrices carry the gradient back.
+    return _resample(context, grad, shape[len(shape) - spatial:], grad.shape[grad.rank - spatial:], align_corners,
+                     scales, mode, dtype, transposed=True)
