@@ -75,3 +75,45 @@ def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
     limits = list(x.shape)
     limits[dim] = int(k)
     return [context.slice(values, [0] * x.rank, limits), context.slice(indices, [0] * x.rank, limits)]
+
+
+def _count_below(context, sequence, values, right: bool, out_dtype):
+    """For each value, how many entries of its (sorted) row of `sequence` lie below it (<, or <= if `right`) —
+    the insertion point binary search finds, as a compare-and-count. NaN values go past the end, as in
+    PyTorch. `sequence` is 1-D, or has values' leading dims and rows along its last dim."""
+    length = sequence.shape[-1]
+    shape = values.shape + (length,)
+    if sequence.rank == 1:
+        rows = context.broadcast_in_dim(sequence, shape, [values.rank])
+    else:
+        rows = context.broadcast_in_dim(sequence, shape, list(range(values.rank - 1)) + [values.rank])
+    items = context.broadcast_in_dim(values, shape, list(range(values.rank)))
+    below = context.compare(rows, items, "LE" if right else "LT")
+    count = context.reduce(context.convert(below, torch.int64), 0, [values.rank], "add")
+    if values.dtype.is_floating_point:
+        is_nan = context.compare(values, values, "NE")
+        count = context.select(is_nan, context.constant(length, torch.int64, values.shape), count)
+    return context.convert(count, out_dtype)
+
+
+@lowers(aten.bucketize.Tensor)
+def _bucketize(context, node, x, boundaries, *, out_int32=False, right=False):
+    meta = context.meta(node)
+    if boundaries.rank != 1:
+        raise LoweringError("bucketize boundaries must be 1-D")
+    compute = torch.promote_types(x.dtype, boundaries.dtype)
+    return _count_below(context, context.convert(boundaries, compute), context.convert(x, compute), right,
+                        meta.dtype)
+
+
+@lowers(aten.searchsorted.Tensor)
+def _searchsorted(context, node, sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    meta = context.meta(node)
+    if sorter is not None:
+        raise LoweringError("searchsorted with a sorter")
+    if sequence.rank > 1 and sequence.shape[:-1] != values.shape[:-1]:
+        raise LoweringError("searchsorted with mismatched leading dimensions")
+    right = right or side == "right"
+    compute = torch.promote_types(sequence.dtype, values.dtype)
+    return _count_below(context, context.convert(sequence, compute), context.convert(values, compute), right,
+                        meta.dtype)
