@@ -96,23 +96,30 @@ bool CollectiveRunner::run_inline_if_idle(std::unique_ptr<CollectiveJob>& job) {
 }
 
 void CollectiveRunner::launch_job(CollectiveJob& job) {
+  // The cross-rank check reads no tensor data: it runs first, overlapping
+  // whatever the device still has to compute before the inputs are ready.
+  const char* stage = "checking that the ranks agree";
+  try {
+    if (job.verify) job.verify();
+  } catch (...) {
+    job.work->fail(describe_failure(*job.work, stage));
+  }
   // A host thread may block on a device event; the device's worker is
   // never asked to wait for the transport.
   const axon_status reached = axon_event_synchronize(job.inputs_ready);
   axon_event_destroy(job.inputs_ready);
   job.inputs_ready = nullptr;
+  if (job.work->isCompleted()) return;  // the check failed
   if (reached != AXON_SUCCESS) {
     job.work->fail(make_backend_error(c10::str("[axon] ", job.work->describe(),
-                                                " could not wait for its inputs: ", axon_status_name(reached))));
-  } else {
-    const char* stage = "checking that the ranks agree";
-    try {
-      if (job.verify) job.verify();
-      stage = "starting the transport";
-      job.transport_work = job.start();
-    } catch (...) {
-      job.work->fail(describe_failure(*job.work, stage));
-    }
+                                               " could not wait for its inputs: ", axon_status_name(reached))));
+    return;
+  }
+  stage = "starting the transport";
+  try {
+    job.transport_work = job.start();
+  } catch (...) {
+    job.work->fail(describe_failure(*job.work, stage));
   }
 }
 
