@@ -23,9 +23,8 @@ import time
 import warnings
 
 import torch
-from torch import nn
-
 from timing import seconds_per_call
+from torch import nn
 from training import TinyGPT, cnn, gpt, mlp
 
 warnings.simplefilter("ignore")
@@ -86,7 +85,8 @@ _CACHE_PROBE = """
 def cache_probe(directory: str) -> tuple[float, int, int, float]:
     env = dict(os.environ, AXON_COMPILE_CACHE_DIR=directory)
     code = textwrap.dedent(_CACHE_PROBE.format(bench=os.path.dirname(os.path.abspath(__file__))))
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900,
+                            check=False)
     line = next((l for l in result.stdout.splitlines() if l.startswith("PROBE")), None)
     if line is None:
         raise RuntimeError(result.stderr[-2000:])
@@ -117,7 +117,7 @@ def dynamic_shapes() -> list[str]:
             compiled(x)
             torch.axon.synchronize()
             firsts.append(time.perf_counter() - start)
-            repeats.append(seconds_per_call(lambda: compiled(x), "axon", min_time=0.2))
+            repeats.append(seconds_per_call(lambda model=compiled, inputs=x: model(inputs), "axon", min_time=0.2))
         lines.append(f"  {label:<14} first call per new shape: " + ", ".join(f"{t * 1e3:.0f}" for t in firsts)
                      + " ms; repeated call: " + ", ".join(f"{t * 1e3:.2f}" for t in repeats) + " ms")
     return lines

@@ -20,7 +20,6 @@ import sys
 import time
 
 import torch
-
 from tiny_gpt import TinyGPT
 
 

@@ -11,15 +11,15 @@ import warnings
 
 import pytest
 import torch
+from conftest import run_python
 from torch import nn
 
 import torch_axon
-from conftest import run_python
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-from tiny_gpt import TinyGPT  # noqa: E402
+from tiny_gpt import TinyGPT
 
-import torch_axon.compile as axon_compile  # noqa: E402
+import torch_axon.compile as axon_compile
 
 
 @pytest.fixture(autouse=True)
@@ -296,12 +296,12 @@ def test_training_matches_eager(kind):
     generator = torch.Generator().manual_seed(1)
     if kind == "mlp":
         model = _Classifier(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
-        batches = lambda step: (torch.randn(8, 16, generator=generator).to("axon"),  # noqa: E731
+        batches = lambda step: (torch.randn(8, 16, generator=generator).to("axon"),
                                 torch.randint(0, 4, (8,), generator=generator).to("axon"))
     elif kind == "cnn":
         model = _Classifier(nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 4)))
-        batches = lambda step: (torch.randn(4, 3, 8, 8, generator=generator).to("axon"),  # noqa: E731
+        batches = lambda step: (torch.randn(4, 3, 8, 8, generator=generator).to("axon"),
                                 torch.randint(0, 4, (4,), generator=generator).to("axon"))
     else:
         gpt = TinyGPT(32, 16, width=32, heads=2, layers=1)
@@ -315,7 +315,7 @@ def test_training_matches_eager(kind):
                 return self.gpt(x, y)[1]
 
         model = _GPTLoss()
-        batches = lambda step: tuple(torch.randint(0, 32, (4, 16), generator=generator).to("axon")  # noqa: E731
+        batches = lambda step: tuple(torch.randint(0, 32, (4, 16), generator=generator).to("axon")
                                      for _ in range(2))
     model = model.to("axon")
     eager_losses, compiled_losses = _train(model, copy.deepcopy(model), batches)
@@ -332,7 +332,7 @@ def test_gpt_example_second_run_with_warm_cache_compiles_nothing(tmp_path):
                "--width", "32", "--layers", "1"]
     outputs = []
     for _ in range(2):
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
         outputs.append(result.stdout)
     assert "OK: axon matches the CPU run" in outputs[1]

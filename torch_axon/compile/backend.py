@@ -13,6 +13,7 @@ Set AXON_COMPILE_DUMP=<dir> to write every stage.
 from __future__ import annotations
 
 import itertools
+import operator
 import warnings
 
 import torch
@@ -58,7 +59,7 @@ def compile_aten_graph(aten_module: torch.fx.GraphModule, options: CompileOption
     operators = [n for n in aten_module.graph.nodes if n.op == "call_function"]
     record.nodes = len(operators)
     partitioned, reasons = partition(aten_module)
-    eager = {node: why for node, why in reasons.items() if node.target is not __import__("operator").getitem}
+    eager = {node: why for node, why in reasons.items() if node.target is not operator.getitem}
     if eager and options.strict:
         listing = "; ".join(f"{node.target}: {why}" for node, why in eager.items())
         raise RuntimeError(f"[axon compile] strict mode: {len(eager)} op(s) of {name} cannot be lowered to "

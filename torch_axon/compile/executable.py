@@ -148,7 +148,7 @@ def _load(path: str):
         return None
     try:
         return client().deserialize_executable(serialized, _devices(), _compile_options())
-    except Exception:
+    except Exception:  # noqa: BLE001  (any load failure means: recompile)
         # A file from another jaxlib build or a damaged one: recompile and overwrite it.
         return None
 

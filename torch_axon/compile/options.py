@@ -31,7 +31,7 @@ class CompileOptions:
     max_specializations: int = 16
 
     @staticmethod
-    def from_dynamo(mode=None, options=None) -> "CompileOptions":
+    def from_dynamo(mode=None, options=None) -> CompileOptions:
         if mode not in MODES:
             raise ValueError(f"torch.compile(backend='axon'): unknown mode {mode!r}; expected one of {MODES}")
         options = dict(options or {})

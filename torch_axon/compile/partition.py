@@ -23,7 +23,6 @@ from .lowering import LoweringError, lowering_for
 from .lowering.builder import FunctionBuilder, Value
 from .lowering.context import LoweringContext
 
-
 aten = torch.ops.aten
 
 # Ops a backend may prefer to serve with its tuned library kernels instead of
@@ -100,7 +99,7 @@ def _trial_lowering(node: torch.fx.Node, lowering) -> str | None:
         return None
     except LoweringError as error:
         return str(error) or "lowering refused these arguments"
-    except Exception as error:  # a lowering bug must not break the model: run the node eagerly
+    except Exception as error:  # noqa: BLE001  a lowering bug must not break the model: run the node eagerly
         return f"lowering failed: {type(error).__name__}: {error}"
     finally:
         for source, value in saved.items():

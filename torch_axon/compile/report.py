@@ -44,10 +44,10 @@ class CompileReport:
 
     def __str__(self) -> str:
         lines = [f"torch.compile(backend='axon'): {len(self.graphs)} graph(s), {self.graph_breaks} graph break(s)",
-                 f"  nodes lowered to StableHLO: {self.lowered_nodes}; run eagerly (not lowered): "
-                 f"{sum(self.eager_ops.values())}",
-                 f"  XLA executables: {self.cache['compiled']} compiled, {self.cache['disk']} loaded from disk, "
-                 f"{self.cache['memory']} reused in memory; {self.compile_seconds:.2f} s compiling/loading"]
+                 (f"  nodes lowered to StableHLO: {self.lowered_nodes}; run eagerly (not lowered): "
+                  f"{sum(self.eager_ops.values())}"),
+                 (f"  XLA executables: {self.cache['compiled']} compiled, {self.cache['disk']} loaded from disk, "
+                  f"{self.cache['memory']} reused in memory; {self.compile_seconds:.2f} s compiling/loading")]
         for op, count in self.eager_ops.most_common():
             lines.append(f"    eager: {op} x{count}")
         for graph in self.graphs:
