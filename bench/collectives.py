@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -21,51 +22,42 @@ import torch
 import torch.distributed as dist
 
 SIZES = [4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
-ROUNDS = 9
+ROUNDS = 3
 
 
 def iterations(nbytes: int) -> int:
     return max(3, min(200, (64 << 20) // nbytes))
 
 
-def time_collective(run, device: str, count: int) -> float:
-    if device == "axon":
-        torch.axon.synchronize()
-    start = time.perf_counter()
-    for _ in range(count):
-        run()
-    if device == "axon":
-        torch.axon.synchronize()
-    return (time.perf_counter() - start) / count
-
-
 def measure(kind: str, nbytes: int, world: int) -> tuple[float, float]:
-    """Best (least disturbed) seconds per call over ROUNDS alternating rounds, for (gloo on CPU, axon).
+    """Median seconds per call for (gloo on CPU tensors, axon), calls alternating one by one.
 
-    The machines are shared: the best round of each is the least noisy comparison."""
+    The machines are shared and their load changes by the second: alternating single calls
+    exposes both backends to the same disturbances, and the median ignores the worst of them."""
     elements = nbytes // 4
-    results = {"cpu": [], "axon": []}
-    tensors = {}
+    axon = torch.device("axon", dist.get_rank() % torch.axon.device_count())
+    runs = {}
     for device in ("cpu", "axon"):
-        place = torch.device("axon", dist.get_rank() % torch.axon.device_count()) if device == "axon" else "cpu"
+        place = axon if device == "axon" else torch.device("cpu")
         source = torch.ones(elements, device=place)
-        output = torch.empty(elements * world, device=place) if kind == "all_gather" else None
-        tensors[device] = (source, output)
-
-    def runner(device):
-        source, output = tensors[device]
         if kind == "all_reduce":
-            return lambda: dist.all_reduce(source)
-        return lambda: dist.all_gather_into_tensor(output, source)
-
-    count = iterations(nbytes)
+            runs[device] = (lambda t: lambda: dist.all_reduce(t))(source)
+        else:
+            output = torch.empty(elements * world, device=place)
+            runs[device] = (lambda o, t: lambda: dist.all_gather_into_tensor(o, t))(output, source)
+    samples = {"cpu": [], "axon": []}
     for device in ("cpu", "axon"):  # warm up
-        runner(device)()
-    for _ in range(ROUNDS):
+        runs[device]()
+    torch.axon.synchronize(axon)
+    dist.barrier()
+    for _ in range(ROUNDS * iterations(nbytes)):
         for device in ("cpu", "axon"):
-            dist.barrier()
-            results[device].append(time_collective(runner(device), device, count))
-    return min(results["cpu"]), min(results["axon"])
+            start = time.perf_counter()
+            runs[device]()
+            if device == "axon":
+                torch.axon.synchronize(axon)
+            samples[device].append(time.perf_counter() - start)
+    return statistics.median(samples["cpu"]), statistics.median(samples["axon"])
 
 
 def bus_bandwidth(kind: str, nbytes: int, seconds: float, world: int) -> float:
@@ -96,19 +88,34 @@ def worker() -> None:
     dist.destroy_process_group()
 
 
-def torchrun(script: str, processes: int, env: dict[str, str] | None = None) -> None:
+def torchrun(script: str, processes: int, env: dict[str, str] | None = None, capture: bool = False) -> str:
     command = [os.path.join(os.path.dirname(sys.executable), "torchrun"), "--standalone",
                f"--nproc-per-node={processes}", script]
     full_env = dict(os.environ, **(env or {}))
-    subprocess.run(command, check=True, env=full_env, stderr=subprocess.DEVNULL)
+    result = subprocess.run(command, check=True, env=full_env, stderr=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE if capture else None, text=True)
+    return result.stdout if capture else ""
+
+
+def ddp_scaling(script: str, rounds: int = 3) -> None:
+    """1 and 2 processes alternately, best median step of each (the machine is shared)."""
+    best: dict[int, tuple[float, str]] = {}
+    for _ in range(rounds):
+        for processes in (1, 2):
+            line = torchrun(script, processes, capture=True).strip().splitlines()[-1]
+            step_ms = float(line.rsplit("median step ", 1)[1].split()[0])
+            if processes not in best or step_ms < best[processes][0]:
+                best[processes] = (step_ms, line)
+    for processes in (1, 2):
+        print(best[processes][1])
+    print(f"2 processes / 1 process step time: {best[2][0] / best[1][0]:.2f} (best of {rounds} alternating runs each)")
 
 
 def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     torchrun(os.path.abspath(__file__), 2)
     torchrun(os.path.abspath(__file__), 2, {"AXON_DISTRIBUTED_CHECKS": "0"})
-    for processes in (1, 2):
-        torchrun(os.path.join(here, "distributed_training.py"), processes)
+    ddp_scaling(os.path.join(here, "distributed_training.py"))
 
 
 if __name__ == "__main__":

@@ -61,9 +61,9 @@ CollectiveCall::CollectiveCall(ProcessGroupAxon& group, std::string name, c10d::
       job_(std::make_unique<CollectiveJob>()) {}
 
 CollectiveCall::~CollectiveCall() {
-  // An argument error after begin(): restore the caller's stream; the issue
-  // stream's wait is harmless.
-  if (caller_stream_) set_current_stream(*caller_stream_);
+  // An argument error after staging began: restore the caller's stream; the
+  // issue stream's wait is harmless.
+  if (issue_ordered_) set_current_stream(*caller_stream_);
 }
 
 void CollectiveCall::check(const at::Tensor& tensor, const char* role) {
@@ -90,6 +90,11 @@ void CollectiveCall::begin(c10::DeviceIndex device) {
   issue_ = group_.issue_stream(device);
   completion_ = group_.completion_stream(device);
   caller_stream_ = current_stream(device);
+}
+
+void CollectiveCall::use_issue_stream() {
+  if (issue_ordered_) return;
+  issue_ordered_ = true;
   // The issue stream continues after the work already queued on the
   // caller's stream (which produced the inputs).
   axon_event ready = nullptr;
@@ -102,13 +107,21 @@ void CollectiveCall::begin(c10::DeviceIndex device) {
   set_current_stream(*issue_);
 }
 
-void CollectiveCall::keep(const at::Tensor& tensor) {
-  const c10::DataPtr& data = tensor.storage().data_ptr();
-  if (data.get() != nullptr) {
-    device_allocator_record_stream(data, *issue_);
-    device_allocator_record_stream(data, *completion_);
+void CollectiveCall::keep(const at::Tensor& tensor) { job_->keep_alive.push_back(tensor); }
+
+void CollectiveCall::protect_kept_tensors() {
+  // The transport's own use is covered by the job's references (dropped only
+  // once it finished). Device work still queued on the collective's streams
+  // when the last reference goes (staging copies, finishing steps) is what
+  // record_stream must cover, so that the memory is not reused early.
+  const bool finishing = !job_->finish_steps.empty();
+  if (!issue_ordered_ && !finishing) return;
+  for (const auto& tensor : job_->keep_alive) {
+    const c10::DataPtr& data = tensor.storage().data_ptr();
+    if (data.get() == nullptr) continue;
+    if (issue_ordered_) device_allocator_record_stream(data, *issue_);
+    if (finishing) device_allocator_record_stream(data, *completion_);
   }
-  job_->keep_alive.push_back(tensor);
 }
 
 at::Tensor CollectiveCall::staging_buffer(const at::Tensor& tensor) {
@@ -119,6 +132,7 @@ at::Tensor CollectiveCall::stage(const at::Tensor& tensor, const char* role, boo
   check(tensor, role);
   keep(tensor);
   if (tensor.is_contiguous()) return host_alias(tensor);
+  use_issue_stream();
   at::Tensor staged = staging_buffer(tensor);
   if (copy_in) staged.copy_(tensor);
   keep(staged);
@@ -166,10 +180,13 @@ at::Tensor CollectiveCall::reduce_input(const at::Tensor& tensor, const ReducePl
   if (!plan.premultiply()) return input(tensor);
   check(tensor, "input");
   keep(tensor);
+  use_issue_stream();
   at::Tensor staged = staging_buffer(tensor);
   staged.copy_(tensor);
   if (plan.tensor_factor.defined()) {
-    staged.mul_(plan.tensor_factor.to(tensor.device()));
+    at::Tensor factor = plan.tensor_factor.to(tensor.device());
+    keep(factor);
+    staged.mul_(factor);
   } else {
     staged.mul_(*plan.scalar_factor);
   }
@@ -215,15 +232,18 @@ c10::intrusive_ptr<c10d::Work> CollectiveCall::submit(std::function<c10::intrusi
   auto work = c10::make_intrusive<CollectiveWork>(group_.getRank(), type_, name_,
                                                   c10::Device(c10::DeviceType::PrivateUse1, *device_),
                                                   std::move(outputs), timeout_, group_.next_sequence());
+  protect_kept_tensors();
+  // Without staging, the inputs are ready where the caller's stream is now.
+  const c10::Stream ready_on = issue_ordered_ ? *issue_ : *caller_stream_;
   axon_event inputs_ready = nullptr;
   AXON_CHECK(axon_event_create(AXON_EVENT_DEFAULT, &inputs_ready), "creating a collective's event");
-  const axon_status status = axon_event_record(inputs_ready, stream_handle(*issue_));
+  const axon_status status = axon_event_record(inputs_ready, stream_handle(ready_on));
   if (status != AXON_SUCCESS) {
     axon_event_destroy(inputs_ready);
     AXON_CHECK(status, "recording a collective's inputs-ready event");
   }
-  set_current_stream(*caller_stream_);
-  caller_stream_.reset();
+  if (issue_ordered_) set_current_stream(*caller_stream_);
+  issue_ordered_ = false;
 
   job_->work = work;
   job_->inputs_ready = inputs_ready;

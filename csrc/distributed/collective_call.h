@@ -5,11 +5,12 @@
 //   at::Tensor buffer = call.inout(tensor);      // CPU alias the transport uses
 //   return call.submit([=]() mutable { ... transport op on the aliases ... }, {tensor});
 //
-// The first tensor fixes the device; the issue stream is then ordered after
-// the caller's current stream. input()/output()/inout() check each tensor
-// (axon, same device, strided) and return a CPU alias of it, or of a
+// The first tensor fixes the device. input()/output()/inout() check each
+// tensor (axon, same device, strided) and return a CPU alias of it, or of a
 // contiguous staging buffer when the tensor is not contiguous (copied in on
-// the issue stream, copied back on the completion stream).
+// the issue stream, which is then ordered after the caller's current stream,
+// and copied back on the completion stream). Without staging, the inputs-
+// ready event is recorded on the caller's stream directly.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -88,7 +89,11 @@ class CollectiveCall {
  private:
   void check(const at::Tensor& tensor, const char* role);
   void begin(c10::DeviceIndex device);
+  // Orders the issue stream after the caller's and makes it current, for
+  // staging work (first use only).
+  void use_issue_stream();
   void keep(const at::Tensor& tensor);
+  void protect_kept_tensors();
   at::Tensor staging_buffer(const at::Tensor& tensor);
   // Alias of `tensor`, or of a contiguous staging buffer filled from it
   // (copy_in) and/or copied back to it after the transport (copy_back).
@@ -105,6 +110,7 @@ class CollectiveCall {
   std::unique_ptr<CollectiveJob> job_;
   bool submitted_ = false;
   bool synchronous_ = false;
+  bool issue_ordered_ = false;
 };
 
 }  // namespace axon::distributed

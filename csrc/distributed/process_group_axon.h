@@ -8,14 +8,17 @@
 // buffers on the device.
 //
 // Streams, as with NCCL: each device has an issue stream and a completion
-// stream (pooled, most urgent priority). A collective makes the issue stream
-// wait for the caller's current stream (event), queues any staging there,
-// then records the inputs-ready event that the runner's launcher waits for
-// before the transport touches memory. When the transport is done, finishing
-// steps (copy-back, AVG's division) run on the completion stream and the
-// Work completes with an event there (see collective_work.h). Every tensor a
-// pending collective uses is kept alive by the job and record_stream'ed on
-// both streams, so the caching allocator cannot hand its memory out early.
+// stream (pooled, most urgent priority). A collective records an inputs-
+// ready event on the caller's current stream (or, when tensors must be
+// staged, orders the issue stream after it, stages there and records the
+// event there); the runner's host thread waits for that event before the
+// transport touches memory. When the transport is done, finishing steps
+// (copy-back, AVG's division) run on the completion stream and the Work
+// completes with an event there (see collective_work.h). Every tensor a
+// pending collective uses is kept alive by the job until the transport
+// finished, and record_stream'ed on the collective's streams that still
+// have device work queued on it, so the caching allocator cannot hand its
+// memory out early.
 //
 // Reduce ops: SUM, PRODUCT, MIN, MAX, BAND, BOR, BXOR go to the transport;
 // AVG is a SUM followed by a division on the device; PREMUL_SUM multiplies

@@ -327,7 +327,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall(std::vector<at::Tensor
     output_splits.push_back(tensor.numel());
     output_elements += tensor.numel();
   }
-  at::Tensor flat_input = at::cat(flat_inputs);  // queued on the issue stream
+  at::Tensor flat_input = at::cat(flat_inputs);  // on the current stream: ordered before the inputs-ready event
   at::Tensor flat_output = at::empty({output_elements}, inputs[0].options());
   at::Tensor in = call.input(flat_input);
   at::Tensor out = call.output(flat_output);
