@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 
 SIZES = [4 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
-ROUNDS = 3
+ROUNDS = 24
 
 
 def iterations(nbytes: int) -> int:
@@ -30,10 +30,10 @@ def iterations(nbytes: int) -> int:
 
 
 def measure(kind: str, nbytes: int, world: int) -> tuple[float, float]:
-    """Median seconds per call for (gloo on CPU tensors, axon), calls alternating one by one.
+    """Median seconds per call for (gloo on CPU tensors, axon), over alternating short batches.
 
-    The machines are shared and their load changes by the second: alternating single calls
-    exposes both backends to the same disturbances, and the median ignores the worst of them."""
+    The machines are shared and their load changes by the second: alternating batches of a
+    few calls expose both backends to the same disturbances, and the median ignores the worst."""
     elements = nbytes // 4
     axon = torch.device("axon", dist.get_rank() % torch.axon.device_count())
     runs = {}
@@ -50,13 +50,15 @@ def measure(kind: str, nbytes: int, world: int) -> tuple[float, float]:
         runs[device]()
     torch.axon.synchronize(axon)
     dist.barrier()
-    for _ in range(ROUNDS * iterations(nbytes)):
+    batch = max(1, iterations(nbytes) // 8)
+    for _ in range(ROUNDS):
         for device in ("cpu", "axon"):
             start = time.perf_counter()
-            runs[device]()
+            for _ in range(batch):
+                runs[device]()
             if device == "axon":
                 torch.axon.synchronize(axon)
-            samples[device].append(time.perf_counter() - start)
+            samples[device].append((time.perf_counter() - start) / batch)
     return statistics.median(samples["cpu"]), statistics.median(samples["axon"])
 
 
