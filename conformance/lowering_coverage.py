@@ -307,6 +307,8 @@ def main(argv=None) -> int:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--samples", type=int, default=1, help="samples traced per op")
+    parser.add_argument("--min-rate", type=float, default=None,
+                        help="exit non-zero when fewer than this fraction of ops with core-ATen decompositions lower")
     options = parser.parse_args(argv)
     names = set(options.ops.split(",")) if options.ops else None
     if options.worker:
@@ -323,7 +325,19 @@ def main(argv=None) -> int:
     if options.output:
         with open(options.output, "w") as handle:
             handle.write(text)
+    if options.min_rate is not None:
+        rate = lowering_rate(results)
+        if rate < options.min_rate:
+            print(f"FAILED: {rate:.1%} of ops with core-ATen decompositions lower, below {options.min_rate:.0%}",
+                  file=sys.stderr)
+            return 1
     return 0
+
+
+def lowering_rate(results) -> float:
+    counts = collections.Counter(kind for kind, _ in results.values())
+    measured = counts["lowers"] + counts["missing"]
+    return counts["lowers"] / measured if measured else 0.0
 
 
 if __name__ == "__main__":

@@ -19,5 +19,8 @@ AXON_LAUNCH_BLOCKING=1 .venv/bin/python -m pytest tests/test_operators.py tests/
 echo "== operator conformance (deterministic OpInfo sample; full run: python -m conformance.report --full) =="
 .venv/bin/python -m conformance.report --sample --min-pass-rate 0.99
 
+echo "== StableHLO lowering coverage over OpInfo (issue target: >= 95% of ops with core-ATen decompositions) =="
+.venv/bin/python -m conformance.lowering_coverage --min-rate 0.95 > /dev/null
+
 echo "== main job (short) =="
 .venv/bin/python examples/train.py --steps 10
