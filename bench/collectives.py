@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import subprocess
@@ -41,10 +42,10 @@ def measure(kind: str, nbytes: int, world: int) -> tuple[float, float]:
         place = axon if device == "axon" else torch.device("cpu")
         source = torch.ones(elements, device=place)
         if kind == "all_reduce":
-            runs[device] = (lambda t: lambda: dist.all_reduce(t))(source)
+            runs[device] = functools.partial(dist.all_reduce, source)
         else:
             output = torch.empty(elements * world, device=place)
-            runs[device] = (lambda o, t: lambda: dist.all_gather_into_tensor(o, t))(output, source)
+            runs[device] = functools.partial(dist.all_gather_into_tensor, output, source)
     samples = {"cpu": [], "axon": []}
     for device in ("cpu", "axon"):  # warm up
         runs[device]()

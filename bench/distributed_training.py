@@ -16,9 +16,9 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-from tiny_gpt import TinyGPT  # noqa: E402
+from tiny_gpt import TinyGPT
 
-import torch_axon  # noqa: E402,F401
+import torch_axon  # noqa: F401
 
 VOCAB, CONTEXT, BATCH, WARMUP, STEPS = 65, 64, 16, 5, 30
 

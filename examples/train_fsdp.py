@@ -23,8 +23,8 @@ import torch.distributed as dist
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tiny_gpt import TinyGPT  # noqa: E402
-from train import batches, make_corpus  # noqa: E402
+from tiny_gpt import TinyGPT
+from train import batches, make_corpus
 
 
 def main() -> int:

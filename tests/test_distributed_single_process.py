@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.distributed as dist
+from conftest import requires_not_blocking
 
 import torch_axon
-from conftest import requires_not_blocking
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,6 @@ def test_importing_torch_does_not_load_the_backend():
     import sys
 
     code = "import sys, torch; print('torch_axon._C_distributed' in sys.modules, 'AXON' in dir(torch.distributed.Backend))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
     assert result.stdout.split() == ["False", "True"], result.stdout + result.stderr
     assert torch_axon.distributed.BACKEND_NAME == "axon"

@@ -15,7 +15,7 @@ caller's streams like NCCL's. See README.md, section Distributed.
 from __future__ import annotations
 
 import ctypes
-import torch
+
 import torch.distributed as dist
 
 BACKEND_NAME = "axon"

@@ -12,10 +12,9 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import close, device, rank, run_checks
 
-import torch_axon  # noqa: F401
+import torch_axon
 
 WORLD = 2
 
@@ -50,16 +49,16 @@ def check_backend_selected():
 
 def check_broadcast():
     for src in range(WORLD):
-        compare(lambda t: dist.broadcast(t, src=src), data((5, 3)), what=f"broadcast src={src}")
+        compare(lambda t, src=src: dist.broadcast(t, src=src), data((5, 3)), what=f"broadcast src={src}")
 
 
 def check_all_reduce_ops_and_dtypes():
     ops = [dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX]
     for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8):
         for op in ops:
-            compare(lambda t: dist.all_reduce(t, op=op), data((7,), dtype), what=f"all_reduce {op} {dtype}")
+            compare(lambda t, op=op: dist.all_reduce(t, op=op), data((7,), dtype), what=f"all_reduce {op} {dtype}")
     for op in (dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR):
-        compare(lambda t: dist.all_reduce(t, op=op), data((9,), torch.int64), what=f"all_reduce {op}")
+        compare(lambda t, op=op: dist.all_reduce(t, op=op), data((9,), torch.int64), what=f"all_reduce {op}")
 
 
 def check_all_reduce_avg_and_premul_sum():
@@ -109,7 +108,6 @@ def check_all_reduce_non_contiguous_and_async():
 
 def check_stream_ordering():
     """The collective waits for the caller's stream; wait() orders it after the result."""
-    import torch_axon
 
     dev = device()
     stream = torch.axon.Stream(device=dev)
@@ -157,7 +155,7 @@ def check_memory_is_released():
 
 def check_reduce():
     for dst in range(WORLD):
-        compare(lambda t: dist.reduce(t, dst=dst), data((4,)), what=f"reduce dst={dst}")
+        compare(lambda t, dst=dst: dist.reduce(t, dst=dst), data((4,)), what=f"reduce dst={dst}")
     x = data((4,))
     expected = x.clone()
     dist.reduce(expected, dst=0)

@@ -16,7 +16,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from common import device, rank, run_checks
 
 import torch_axon  # noqa: F401

@@ -11,8 +11,7 @@ import copy
 
 import torch
 import torch.distributed as dist
-
-from common import close, device, rank, run_checks
+from common import close, device, run_checks
 from tiny_gpt import TinyGPT
 
 import torch_axon  # noqa: F401

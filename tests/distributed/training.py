@@ -14,10 +14,9 @@ import tempfile
 
 import torch
 import torch.distributed as dist
-from torch import nn
-
 from common import close, device, rank, run_checks
 from tiny_gpt import TinyGPT
+from torch import nn
 
 import torch_axon  # noqa: F401
 
@@ -152,8 +151,7 @@ def check_zero_redundancy_optimizer():
 def check_tensor_and_sequence_parallel():
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Shard
-    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel, SequenceParallel,
-                                                   parallelize_module)
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, SequenceParallel, parallelize_module
 
     mesh = init_device_mesh("axon", (world(),))
     torch.manual_seed(1)
