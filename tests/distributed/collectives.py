@@ -272,6 +272,14 @@ def check_point_to_point():
         dist.recv(expected, src=peer)
         dist.send(x, dst=peer)
     close(got, expected, "send/recv")
+    # Receive from any source reports the sender.
+    if rank() == 1:
+        dist.send(torch.full((2,), 7.0, device=device()), dst=0, tag=3)
+    else:
+        anywhere = torch.empty(2, device=device())
+        sender = dist.recv(anywhere, tag=3)
+        assert sender == 1, sender
+        close(anywhere, torch.full((2,), 7.0), "recv from any source")
     # Batched P2P: both ranks post send and recv together (would deadlock if
     # either waited for its send before posting the receive).
     outgoing = [data((3,), salt=s).to(device()) for s in range(2)]
