@@ -73,3 +73,12 @@ def test_importing_torch_does_not_load_the_backend():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
     assert result.stdout.split() == ["False", "True"], result.stdout + result.stderr
     assert torch_axon.distributed.BACKEND_NAME == "axon"
+
+
+def test_collectives_show_in_the_profiler(group):
+    t = torch.ones(4, device="axon")
+    with torch.profiler.profile() as profile:
+        dist.all_reduce(t)
+        dist.broadcast(t, src=0, async_op=True).wait()
+    names = {event.name for event in profile.events()}
+    assert {"axon:all_reduce", "axon:broadcast"} <= names, sorted(n for n in names if "axon" in n)

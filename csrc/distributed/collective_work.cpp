@@ -3,9 +3,23 @@
 #include <ATen/core/jit_type.h>
 #include <c10/util/Exception.h>
 
+#include <mutex>
+#include <set>
 #include <utility>
 
 namespace axon::distributed {
+namespace {
+
+// "axon:all_reduce", with a lifetime as long as the process: RecordFunction
+// keeps the pointer it is given.
+const char* profiling_title(const std::string& name) {
+  static std::mutex mutex;
+  static std::set<std::string> titles;
+  std::lock_guard<std::mutex> lock(mutex);
+  return titles.insert("axon:" + name).first->c_str();
+}
+
+}  // namespace
 
 std::exception_ptr make_backend_error(const std::string& message) {
   try {
@@ -18,7 +32,7 @@ std::exception_ptr make_backend_error(const std::string& message) {
 CollectiveWork::CollectiveWork(int rank, c10d::OpType type, std::string name, c10::Device device,
                                std::vector<at::Tensor> outputs, std::chrono::milliseconds timeout,
                                uint64_t sequence)
-    : c10d::Work(rank, type),
+    : c10d::Work(rank, type, profiling_title(name)),
       name_(std::move(name)),
       device_(device),
       outputs_(std::move(outputs)),
