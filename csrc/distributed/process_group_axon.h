@@ -25,9 +25,16 @@
 // (scalar or one-element tensor factor) into a staging buffer before a SUM.
 //
 // Errors: bad arguments (non-axon tensors, tensors on different devices,
-// sparse tensors, AVG on integers) raise at the call; transport failures
-// (a dead peer, a timeout, sizes that do not match across ranks) complete
-// the Work with DistBackendError, raised by wait().
+// sparse tensors, AVG on integers, wrong output sizes) raise at the call.
+// Before data moves, the ranks compare (collective, dtype, element count)
+// with one small all_gather (AXON_DISTRIBUTED_CHECKS=0 skips it), so a
+// mismatch fails on every rank instead of aborting inside Gloo. Transport
+// failures (a dead peer, a timeout) complete the Work with DistBackendError,
+// raised by wait() within the group's timeout.
+//
+// Threads: collectives start in issue order on the runner's host threads
+// (collective_runner.h); a synchronous call (opts.asyncOp false) with
+// nothing in flight runs on the calling thread instead.
 #pragma once
 
 #include <c10/core/Stream.h>
