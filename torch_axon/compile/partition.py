@@ -34,6 +34,17 @@ EXTERN_KERNELS = {aten.mm.default, aten.bmm.default, aten.addmm.default, aten.ba
 EXTERN_REASON = "extern kernel: runs as the axon library op"
 
 
+def extern_kernels() -> set:
+    """AXON_COMPILE_EXTERN: "1" for all of EXTERN_KERNELS, or a comma list of names ("convolution,mm")."""
+    setting = os.environ.get("AXON_COMPILE_EXTERN", "0").strip()
+    if setting in ("", "0"):
+        return set()
+    if setting == "1":
+        return EXTERN_KERNELS
+    names = {name.strip() for name in setting.split(",")}
+    return {op for op in EXTERN_KERNELS if op.overloadpacket.__name__ in names}
+
+
 def _hint(value) -> int:
     return optimization_hint(value, fallback=8) if isinstance(value, torch.SymInt) else int(value)
 
@@ -63,7 +74,7 @@ def why_not_lowered(node: torch.fx.Node) -> str | None:
     lowering = lowering_for(node.target)
     if lowering is None:
         return "no StableHLO lowering"
-    if node.target in EXTERN_KERNELS and os.environ.get("AXON_COMPILE_EXTERN", "0") == "1":
+    if node.target in extern_kernels():
         return EXTERN_REASON
     if isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags:
         return "random op (runs on axon's generator)"
