@@ -96,6 +96,18 @@ def test_matches_eager_and_lowers_everything():
     assert report.lowered_nodes > 0 and not report.eager_ops
 
 
+def test_int64_and_float64_cross_without_changing_jax_settings():
+    import jax
+
+    function = _compile(lambda i, d: (i * 3, d.sqrt()))
+    ints, doubles = torch.arange(8, device="axon"), torch.rand(8, dtype=torch.float64, device="axon")
+    tripled, roots = function(ints, doubles)
+    assert tripled.dtype == torch.int64 and roots.dtype == torch.float64
+    torch.testing.assert_close(tripled, ints * 3)
+    torch.testing.assert_close(roots, doubles.sqrt())
+    assert not jax.config.jax_enable_x64  # a user's own jax code keeps its defaults
+
+
 def test_compiled_call_sees_prior_queued_work():
     stream = torch.axon.current_stream()
     function = _compile(lambda x: x + 1)

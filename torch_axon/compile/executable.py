@@ -41,11 +41,9 @@ def client():
     """The XLA:CPU PJRT client (created on first use: importing jax costs ~0.7 s)."""
     global _client
     if _client is None:
-        import jax
+        # No jax.config changes (they would leak into users' own jax code): transfer.py
+        # uses jaxlib's DLPack entry points, which keep int64/float64 as they are.
         from jax.extend import backend
-
-        # 64-bit types cross the boundary as they are (jax otherwise narrows int64/float64 on import).
-        jax.config.update("jax_enable_x64", True)
 
         _client = backend.get_backend("cpu")
     return _client
