@@ -62,19 +62,17 @@ class CompiledPartition(torch.nn.Module):
             return self.graph_module(*args)
         compiled, lowered = entry
         tensors = [args[i] for i in lowered.tensor_inputs]
-        device = next((t.device for t in tensors if t.device.type == "axon"), None)
-        if device is None or device.index is None:
-            device = torch.device("axon", torch.axon.current_device() if device is None or device.index is None
-                                  else device.index)
+        devices = [t.device.index for t in tensors if t.device.type == "axon"]
+        output_device = devices[0] if devices else torch.axon.current_device()
         xla_device = executable.device()
         # to_xla may queue a copy (non-dense or misaligned input): synchronize after it.
         inputs = [transfer.to_xla(t, xla_device) for t in tensors]
-        for index in {t.device.index for t in tensors if t.device.type == "axon"} | {device.index}:
+        for index in set(devices) | {output_device}:
             torch.axon.current_stream(index).synchronize()
         results = compiled.execute(inputs)
         for result in results:
             result.block_until_ready()
-        adopted = [transfer.from_xla(r, device.index) for r in results]
+        adopted = [transfer.from_xla(r, output_device) for r in results]
         flat = []
         for kind, payload in lowered.outputs:
             flat.append(adopted[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
