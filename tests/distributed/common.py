@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import traceback
@@ -51,3 +52,25 @@ def run_checks(checks, destroy: bool = True) -> None:
         dist.destroy_process_group()
     print(f"[rank {rank()}] {'ALL OK' if failed == 0 else f'{failed} FAILED'}", flush=True)
     sys.exit(1 if failed else 0)
+
+
+def token_batches(seed: int, steps: int, vocab: int, context: int, batch: int):
+    """`steps` deterministic (tokens, next tokens) language-model batches on this rank's device."""
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        tokens = torch.randint(0, vocab, (batch, context + 1), generator=generator)
+        yield tokens[:, :-1].to(device()), tokens[:, 1:].to(device())
+
+
+def reference_losses(model, batches, optimizer_factory=lambda p: torch.optim.SGD(p, lr=0.1)):
+    """Trains a copy of `model` on one process; returns (losses, trained copy) to compare against."""
+    model = copy.deepcopy(model)
+    optimizer = optimizer_factory(model.parameters())
+    losses = []
+    for tokens, targets in batches:
+        _, loss = model(tokens, targets)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses, model

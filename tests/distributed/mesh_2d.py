@@ -11,7 +11,7 @@ import copy
 
 import torch
 import torch.distributed as dist
-from common import close, device, run_checks
+from common import close, device, reference_losses, run_checks, token_batches
 from tiny_gpt import TinyGPT
 
 import torch_axon  # noqa: F401
@@ -20,10 +20,7 @@ VOCAB, CONTEXT, STEPS, GLOBAL_BATCH = 32, 8, 3, 4
 
 
 def batches():
-    generator = torch.Generator().manual_seed(321)
-    for _ in range(STEPS):
-        tokens = torch.randint(0, VOCAB, (GLOBAL_BATCH, CONTEXT + 1), generator=generator)
-        yield tokens[:, :-1].to(device()), tokens[:, 1:].to(device())
+    return token_batches(321, STEPS, VOCAB, CONTEXT, GLOBAL_BATCH)
 
 
 def check_fsdp_tp_2d():
@@ -39,15 +36,7 @@ def check_fsdp_tp_2d():
     dp_rank = mesh["dp"].get_local_rank()
     torch.manual_seed(0)
     base = TinyGPT(VOCAB, CONTEXT, width=32, heads=2, layers=2).to(device())
-    reference = copy.deepcopy(base)
-    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
-    expected = []
-    for tokens, targets in batches():
-        _, loss = reference(tokens, targets)
-        loss.backward()
-        reference_optimizer.step()
-        reference_optimizer.zero_grad()
-        expected.append(loss.item())
+    expected, reference = reference_losses(base, batches())
 
     model = copy.deepcopy(base)
     for block in model.blocks:

@@ -14,7 +14,7 @@ import tempfile
 
 import torch
 import torch.distributed as dist
-from common import close, device, rank, run_checks
+from common import close, device, rank, reference_losses, run_checks, token_batches
 from tiny_gpt import TinyGPT
 from torch import nn
 
@@ -33,28 +33,12 @@ def make_model(seed: int = 0) -> TinyGPT:
 
 
 def batches():
-    generator = torch.Generator().manual_seed(123)
-    for _ in range(STEPS):
-        tokens = torch.randint(0, VOCAB, (GLOBAL_BATCH, CONTEXT + 1), generator=generator)
-        yield tokens[:, :-1].to(device()), tokens[:, 1:].to(device())
+    return token_batches(123, STEPS, VOCAB, CONTEXT, GLOBAL_BATCH)
 
 
 def local_shard(tensor: torch.Tensor) -> torch.Tensor:
     per_rank = tensor.shape[0] // world()
     return tensor[rank() * per_rank:(rank() + 1) * per_rank]
-
-
-def reference_losses(model: nn.Module, optimizer_factory=lambda p: torch.optim.SGD(p, lr=0.1)):
-    model = copy.deepcopy(model)
-    optimizer = optimizer_factory(model.parameters())
-    losses = []
-    for tokens, targets in batches():
-        _, loss = model(tokens, targets)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        losses.append(loss.item())
-    return losses, model
 
 
 def data_parallel_losses(model: nn.Module, optimizer) -> list[float]:
@@ -79,7 +63,7 @@ def check_ddp_gpt():
     from torch.nn.parallel import DistributedDataParallel
 
     base = make_model()
-    expected, reference = reference_losses(base)
+    expected, reference = reference_losses(base, batches())
     model = DistributedDataParallel(copy.deepcopy(base), bucket_cap_mb=0.01)  # several buckets
     losses = data_parallel_losses(model, torch.optim.SGD(model.parameters(), lr=0.1))
     check_losses(losses, expected, "DDP losses")
@@ -93,7 +77,7 @@ def check_ddp_comm_hook():
     from torch.nn.parallel import DistributedDataParallel
 
     base = make_model()
-    expected, _ = reference_losses(base)
+    expected, _ = reference_losses(base, batches())
     model = DistributedDataParallel(copy.deepcopy(base), bucket_cap_mb=0.01)
     model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     losses = data_parallel_losses(model, torch.optim.SGD(model.parameters(), lr=0.1))
@@ -104,7 +88,7 @@ def check_fsdp2_gpt():
     from torch.distributed.fsdp import fully_shard
 
     base = make_model()
-    expected, reference = reference_losses(base)
+    expected, reference = reference_losses(base, batches())
     model = copy.deepcopy(base)
     for block in model.blocks:
         fully_shard(block)
@@ -120,7 +104,7 @@ def check_fsdp2_mixed_precision():
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     base = make_model()
-    expected, _ = reference_losses(base)
+    expected, _ = reference_losses(base, batches())
     model = copy.deepcopy(base)
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
     for block in model.blocks:
@@ -136,7 +120,7 @@ def check_zero_redundancy_optimizer():
     from torch.nn.parallel import DistributedDataParallel
 
     base = make_model()
-    expected, reference = reference_losses(base, lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9))
+    expected, reference = reference_losses(base, batches(), lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9))
     model = DistributedDataParallel(copy.deepcopy(base))
     optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.SGD, lr=0.1, momentum=0.9)
     losses = data_parallel_losses(model, optimizer)
