@@ -86,3 +86,25 @@ def test_mixing_devices_in_one_op_is_an_error():
         a + torch.ones(3)
     # 0-dim CPU tensors are scalars, accepted as on CUDA.
     assert torch.equal((a + torch.tensor(2.0)).cpu(), torch.full((3,), 3.0))
+
+
+def test_device_module_answers_what_pytorch_probes():
+    # Attributes PyTorch's own code reads from device modules (checkpoint,
+    # autocast, functorch's RNG, test utilities), answered as torch.cuda does.
+    module = torch.get_device_module("axon")
+    assert module._initialized is True and module.is_initialized()
+    module._lazy_init()
+    assert module.is_bf16_supported() and module.is_bf16_supported(including_emulation=False)
+    assert module.OutOfMemoryError is torch.OutOfMemoryError
+    assert module._get_generator(torch.device("axon:0")).device == torch.device("axon:0")
+    assert module.get_amp_supported_dtype() == [torch.float16, torch.bfloat16]
+
+
+def test_sleep_keeps_the_stream_busy():
+    start = torch.axon.Event(enable_timing=True)
+    end = torch.axon.Event(enable_timing=True)
+    start.record()
+    torch.axon._sleep(20_000_000)  # 20 ms of device time
+    end.record()
+    end.synchronize()
+    assert start.elapsed_time(end) >= 15

@@ -102,3 +102,26 @@ def test_invalid_arguments_raise():
         x.normal_(0, -1)
     with pytest.raises(RuntimeError, match="p to be in"):
         x.bernoulli_(1.5)
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpointed_dropout_recomputes_the_same_mask(use_reentrant):
+    # torch.utils.checkpoint restores the device RNG state before recomputing
+    # only when the device module reports itself initialized.
+    from torch.utils.checkpoint import checkpoint
+
+    x = torch.ones(1000, device="axon", requires_grad=True)
+    y = checkpoint(lambda t: torch.nn.functional.dropout(t * 1.0, 0.5), x, use_reentrant=use_reentrant)
+    y.sum().backward()
+    assert torch.equal(x.grad, (y != 0).float() * 2)
+
+
+def test_default_generators_are_the_seeded_generators():
+    torch.manual_seed(123)
+    assert len(torch.axon.default_generators) == torch.axon.device_count()
+    assert torch.axon.default_generators[1].initial_seed() == 123
+    assert torch.axon.default_generators[-1].device == torch.device("axon", torch.axon.device_count() - 1)
+    state = torch.axon.default_generators[0].get_state()
+    first = torch.rand(4, device="axon")
+    torch.axon.default_generators[0].set_state(state)
+    assert torch.equal(torch.rand(4, device="axon"), first)

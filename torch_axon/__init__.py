@@ -21,11 +21,15 @@ from .device import (
     get_device_properties,
     init,
     is_available,
+    is_bf16_supported,
     is_initialized,
+    is_tf32_supported,
     set_device,
     synchronize,
+    _initialized,
     _is_in_bad_fork,
     _lazy_init,
+    _sleep,
 )
 from .fallback import fallback_mode, fallback_ops, reset_fallback_ops
 from .memory import (
@@ -42,6 +46,7 @@ from .memory import (
     reset_peak_memory_stats,
 )
 from .random import (
+    default_generators,
     get_rng_state,
     get_rng_state_all,
     initial_seed,
@@ -51,6 +56,7 @@ from .random import (
     seed_all,
     set_rng_state,
     set_rng_state_all,
+    _get_generator,
 )
 from .streams import (
     Event,
@@ -62,13 +68,17 @@ from .streams import (
     stream,
 )
 from .runtime import is_launch_blocking, shutdown
+
+# The exception torch.cuda.OutOfMemoryError names: code written for CUDA
+# catches `torch.<device>.OutOfMemoryError`.
+OutOfMemoryError = torch.OutOfMemoryError
 from . import distributed  # noqa: F401  registers the "axon" torch.distributed backend
 
 __all__ = [
-    "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_stream", "device",
-    "device_count", "device_of", "empty_cache", "fallback_mode", "fallback_ops", "get_amp_supported_dtype", "get_device_capability",
+    "Event", "OutOfMemoryError", "Stream", "StreamContext", "current_device", "current_stream", "default_stream", "device",
+    "default_generators", "device_count", "device_of", "empty_cache", "fallback_mode", "fallback_ops", "get_amp_supported_dtype", "get_device_capability",
     "get_device_name", "get_device_properties", "get_memory_info", "get_rng_state", "get_rng_state_all",
-    "init", "initial_seed", "is_available", "is_initialized", "is_launch_blocking", "manual_seed",
+    "init", "initial_seed", "is_available", "is_bf16_supported", "is_initialized", "is_tf32_supported", "is_launch_blocking", "manual_seed",
     "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_stats", "memory_summary", "reset_accumulated_memory_stats", "reset_fallback_ops",
     "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_rng_state", "set_rng_state_all",

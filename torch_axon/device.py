@@ -37,8 +37,15 @@ def device_count() -> int:
     return _C._device_count()
 
 
+# The driver starts when torch_axon loads, so the device module is always
+# initialized. PyTorch probes this attribute (not is_initialized()) in places:
+# torch.utils.checkpoint saves and restores the device RNG state around a
+# recomputation only when it is truthy.
+_initialized = True
+
+
 def is_initialized() -> bool:
-    return True  # the driver initializes itself on first use
+    return _initialized
 
 
 def init() -> None:
@@ -140,5 +147,20 @@ def get_device_capability(device: Any = None) -> dict[str, Any]:
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
     return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """bfloat16 tensors and kernels are native on axon (as torch.cuda.is_bf16_supported)."""
+    return is_available()
+
+
+def is_tf32_supported() -> bool:
+    """TensorFloat-32 is a CUDA matmul mode; axon computes float32 in full precision."""
+    return False
+
+
+def _sleep(cycles: int) -> None:
+    """Keeps the current stream busy for `cycles` nanoseconds (torch.cuda._sleep's role in tests)."""
+    _C._sleep(int(cycles))
 
 

@@ -57,3 +57,26 @@ def seed_all() -> None:
 
 def initial_seed() -> int:
     return _C._initial_seed(_device_index(None))
+
+
+class _DefaultGenerators:
+    """torch.axon.default_generators: one torch.Generator per device, indexable as CUDA's tuple."""
+
+    def __getitem__(self, index: int) -> torch.Generator:
+        if index < 0:
+            index += device_count()
+        return _C._default_generator(_device_index(index))
+
+    def __len__(self) -> int:
+        return device_count()
+
+    def __iter__(self):
+        return (self[index] for index in range(len(self)))
+
+
+default_generators = _DefaultGenerators()
+
+
+def _get_generator(device: torch.device) -> torch.Generator:
+    """The default generator of `device` (torch._functorch looks it up by this name)."""
+    return _C._default_generator(_device_index(device))

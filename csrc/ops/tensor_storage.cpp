@@ -43,8 +43,10 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
 
 at::Tensor& set_storage(at::Tensor& self, c10::Storage source, c10::SymInt storage_offset, c10::SymIntArrayRef size,
                         c10::SymIntArrayRef stride) {
-  TORCH_CHECK_VALUE(source.device_type() == c10::DeviceType::PrivateUse1,
-                    "[axon] set_: expected storage on axon, got storage on ", source.device());
+  // The CPU's wording (checkSetStorage): a tensor never silently changes device.
+  TORCH_CHECK(source.device() == self.device(), "Attempted to set the storage of a tensor on device \"",
+              self.device(), "\" to a storage on different device \"", source.device(),
+              "\".  This is no longer allowed; the devices must match.");
   auto* impl = self.unsafeGetTensorImpl();
   if (!self.storage().is_alias_of(source)) {
     impl->set_storage_keep_dtype(std::move(source));
@@ -83,6 +85,23 @@ at::Tensor& set_empty(at::Tensor& self) {
   c10::Storage empty(c10::Storage::use_byte_size_t(), 0, device_allocator(), /*resizable=*/true);
   const std::vector<c10::SymInt> size{c10::SymInt(0)};
   return set_storage(self, std::move(empty), 0, size, {});
+}
+
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  // c10's own rule lists the dense backends that may exchange TensorImpl
+  // contents (CPU, CUDA, ...) but not PrivateUse1; axon tensors are plain
+  // strided TensorImpls like theirs, so they join that list.
+  const auto dense = [](c10::DispatchKeySet keys) {
+    constexpr auto backends = c10::DispatchKeySet({c10::BackendComponent::CPUBit, c10::BackendComponent::CUDABit,
+                                                   c10::BackendComponent::MPSBit, c10::BackendComponent::HIPBit,
+                                                   c10::BackendComponent::XPUBit, c10::BackendComponent::HPUBit,
+                                                   c10::BackendComponent::MTIABit,
+                                                   c10::BackendComponent::PrivateUse1Bit});
+    return keys.has(c10::DispatchKey::Dense) && keys.has_any(backends);
+  };
+  const c10::DispatchKeySet from_keys = from.key_set();
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from_keys) ||
+         (dense(self.key_set()) && dense(from_keys));
 }
 
 void record_stream(at::Tensor& self, c10::Stream stream) {

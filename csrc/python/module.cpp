@@ -6,7 +6,9 @@
 #include <pybind11/stl.h>
 
 #include <c10/core/DeviceGuard.h>
+#include <torch/csrc/Generator.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -15,6 +17,7 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "ops/cpu_fallback.h"
+#include "ops/stream_launch.h"
 #include "python/host_import.h"
 #include "python/testing.h"
 
@@ -148,6 +151,25 @@ PYBIND11_MODULE(_C, m) {
     auto* generator = generator_of(device);
     std::lock_guard<std::mutex> lock(generator->mutex_);
     return generator->seed();
+  });
+  // torch.axon.default_generators: the Generator objects behind manual_seed
+  // (graph-safe RNG and torch._prims look them up there, as on CUDA).
+  m.def("_default_generator", [](int device) {
+    check_device_index(device);
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(default_generator(static_cast<c10::DeviceIndex>(device))));
+  });
+  // torch.axon._sleep(cycles), as torch.cuda._sleep: keeps the current
+  // stream busy (PyTorch's test utilities use it to make asynchrony
+  // observable). One "cycle" is one nanosecond of the device's time.
+  m.def("_sleep", [](int64_t cycles) {
+    TORCH_CHECK_VALUE(cycles >= 0, "[axon] _sleep expects a non-negative number of cycles, got ", cycles);
+    const c10::DeviceIndex device = current_device();
+    launch_on_stream(current_stream_handle(device), "_sleep", [cycles] {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(cycles);
+      while (std::chrono::steady_clock::now() < end) {
+      }
+    });
   });
   m.def("_initial_seed", [](int device) {
     auto* generator = generator_of(device);
