@@ -5,10 +5,36 @@
 
 namespace axon {
 
+namespace {
+
+// The error of a kernel that failed while running asynchronously, with the
+// failing kernel first: the call that reported it (`context`) only waited
+// for the stream, so it comes last. The driver's detail reads
+// "[...] task failed on <stream> with AXON_ERROR_TASK_FAILED: <kernel>: [Tag] <message>".
+std::string describe_task_failure(const char* context, const std::string& detail) {
+  static const std::string kSeparator = "with AXON_ERROR_TASK_FAILED: ";
+  const size_t separator = detail.find(kSeparator);
+  const size_t on = detail.find("task failed on ");
+  if (separator == std::string::npos || on == std::string::npos || on > separator) {
+    return std::string("[axon] ") + context + " failed (AXON_ERROR_TASK_FAILED): " + detail;
+  }
+  std::string kernel_error = detail.substr(separator + kSeparator.size());
+  for (const char* tag : {"[IndexError] ", "[ValueError] ", "[TypeError] ", "[NotImplementedError] ",
+                          "[LinAlgError] "}) {
+    const size_t found = kernel_error.find(tag);
+    if (found != std::string::npos) kernel_error.erase(found, std::strlen(tag));
+  }
+  const std::string stream = detail.substr(on + 15, separator - 1 - (on + 15));
+  return kernel_error + "\n[axon] raised by that kernel while it ran asynchronously on " + stream +
+      "; reported by the next call that waited for it (" + context +
+      "). AXON_LAUNCH_BLOCKING=1 raises such errors at the call that queued the kernel.";
+}
+
+}  // namespace
+
 void throw_status(axon_status status, const char* context) {
-  std::string message = std::string("[axon] ") + context + " failed (" +
-      axon_status_name(status) + ")";
   const char* detail = axon_last_error_message();
+  std::string message = std::string("[axon] ") + context + " failed (" + axon_status_name(status) + ")";
   if (detail != nullptr && detail[0] != '\0') {
     message += ": ";
     message += detail;
@@ -16,6 +42,7 @@ void throw_status(axon_status status, const char* context) {
   if (status == AXON_ERROR_TASK_FAILED) {
     // A kernel's own error, tagged with its Python type by stream_launch.cpp.
     const bool tagged = detail != nullptr;
+    if (tagged) message = describe_task_failure(context, detail);
     TORCH_CHECK_INDEX(!(tagged && std::strstr(detail, "[IndexError] ")), message);
     TORCH_CHECK_VALUE(!(tagged && std::strstr(detail, "[ValueError] ")), message);
     TORCH_CHECK_TYPE(!(tagged && std::strstr(detail, "[TypeError] ")), message);

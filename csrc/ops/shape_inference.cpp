@@ -1,12 +1,18 @@
 #include "ops/shape_inference.h"
 
 #include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/zeros_like.h>
 
 #include <c10/util/Exception.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <malloc.h>
+
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -35,6 +41,8 @@ class KeyBuilder {
  public:
   explicit KeyBuilder(const c10::OperatorHandle& op) {
     words_.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(&op.schema())));
+    // Global state that decides result dtypes (int / int -> default dtype).
+    words_.push_back(static_cast<int64_t>(c10::typeMetaToScalarType(c10::get_default_dtype())));
   }
 
   bool add(const c10::IValue& value) {
@@ -146,11 +154,67 @@ at::Tensor meta_with_strides_of(const at::Tensor& result) {
   return at::empty_strided(result.sizes(), result.strides(), result.options().device(c10::kMeta));
 }
 
-// Zero-filled CPU stand-in with the same metadata (values never decide strides).
-at::Tensor stand_in(const at::Tensor& tensor) {
-  if (!tensor.defined() || !tensor.is_privateuseone()) return tensor;
-  return at::zeros_like(tensor, tensor.options().device(c10::kCPU).requires_grad(false), c10::MemoryFormat::Preserve);
-}
+// CPU stand-ins for a call's axon tensors, filled with one value: same
+// sizes, strides and dtype, and the same overlaps (arguments that share an
+// axon storage share one stand-in storage, at the same relative offsets), so
+// the CPU kernel makes exactly the checks it would make on the real call
+// (in-place on an expanded tensor, out= overlapping an input, ...). Only the
+// span the tensors reach is allocated, not the whole storage.
+class StandIns {
+ public:
+  StandIns(c10::ArrayRef<c10::IValue> args, const c10::Scalar& fill) : fill_(fill) {
+    for (const auto& arg : args) for_each_tensor(arg, [&](const at::Tensor& tensor) { measure(tensor); });
+  }
+
+  at::Tensor operator()(const at::Tensor& tensor) {
+    if (!tensor.defined() || !tensor.is_privateuseone()) return tensor;
+    const auto options = tensor.options().device(c10::kCPU).requires_grad(false);
+    at::Tensor stand_in = at::empty({0}, options);
+    if (tensor.numel() == 0) {
+      stand_in.as_strided_(tensor.sizes(), tensor.strides());
+    } else {
+      Span& span = spans_.at(tensor.storage().unsafeGetStorageImpl());
+      const int64_t itemsize = static_cast<int64_t>(tensor.element_size());
+      if (!span.memory.defined()) {
+        // Typed as the first tensor that reaches it, and filled once.
+        span.memory = at::empty({(span.end - span.begin + itemsize - 1) / itemsize}, options);
+        span.memory.fill_(fill_);
+      }
+      stand_in.set_(span.memory.storage(), (tensor.storage_offset() * itemsize - span.begin) / itemsize,
+                    tensor.sizes(), tensor.strides());
+    }
+    stand_in._set_conj(tensor.is_conj());
+    stand_in._set_neg(tensor.is_neg());
+    return stand_in;
+  }
+
+  // Host bytes the stand-ins hold.
+  size_t bytes() const {
+    size_t total = 0;
+    for (const auto& entry : spans_) total += static_cast<size_t>(entry.second.end - entry.second.begin);
+    return total;
+  }
+
+ private:
+  struct Span {
+    int64_t begin = std::numeric_limits<int64_t>::max();  // bytes into the axon storage
+    int64_t end = 0;
+    at::Tensor memory;  // the CPU elements standing in for [begin, end)
+  };
+
+  void measure(const at::Tensor& tensor) {
+    if (!tensor.defined() || !tensor.is_privateuseone() || tensor.numel() == 0) return;
+    Span& span = spans_[tensor.storage().unsafeGetStorageImpl()];
+    const int64_t itemsize = static_cast<int64_t>(tensor.element_size());
+    int64_t last = 0;
+    for (int64_t d = 0; d < tensor.dim(); ++d) last += (tensor.size(d) - 1) * tensor.stride(d);
+    span.begin = std::min(span.begin, tensor.storage_offset() * itemsize);
+    span.end = std::max(span.end, (tensor.storage_offset() + last + 1) * itemsize);
+  }
+
+  c10::Scalar fill_;
+  std::unordered_map<const c10::StorageImpl*, Span> spans_;
+};
 
 c10::IValue non_resizable_like(const c10::IValue& meta) {
   return map_tensors(meta, [](const at::Tensor& shape) {
@@ -161,46 +225,9 @@ c10::IValue non_resizable_like(const c10::IValue& meta) {
   });
 }
 
-// The CPU kernel is the reference for output metadata: run it once on
-// stand-ins and adopt its output shapes, strides and dtypes (meta kernels
-// sometimes differ, e.g. column-major linalg results, or empty saved
-// statistics in eval-mode batch norm). For operators run through their
-// `.out` overload, also check that overload writes into exactly-sized
-// outputs without resizing them (some use the output as scratch space);
-// if not, the call runs the functional kernel and copies instead. Any
-// failure on stand-ins (a zero input the kernel rejects, say) keeps meta's
-// answer.
-// Swallows warnings: stand-in runs are an implementation detail, and their
-// warnings (e.g. about resized outputs) are not about the user's call.
-struct QuietWarnings final : c10::WarningHandler {
-  void process(const c10::Warning& /*warning*/) override {}
-};
-
-void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
-                        MetaOutcome& outcome) {
-  QuietWarnings quiet;
-  c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
-  torch::jit::Stack stand_ins;
-  stand_ins.reserve(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    stand_ins.push_back(static_cast<int>(i) == plan.generator_argument
-                            ? c10::IValue()
-                            : retarget_device(map_tensors(args[i], stand_in), c10::kCPU));
-  }
-  torch::jit::Stack functional = stand_ins;
-  try {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.callBoxed(functional);
-  } catch (const std::exception&) {
-    return;
-  }
-  for (size_t i = 0; i < outcome.returns.size() && i < functional.size(); ++i) {
-    if (plan.return_argument[i] >= 0) continue;
-    if (functional[i].isTensor() || functional[i].isTensorList()) {
-      outcome.returns[i] = map_tensors(functional[i], meta_with_strides_of);
-    }
-  }
-  if (plan.strategy != Strategy::kOutVariant) return;
+// Whether the `.out` overload writes into exactly-sized outputs without
+// resizing them; if not, the call runs the functional kernel and copies.
+void check_out_variant(const OperatorPlan& plan, const torch::jit::Stack& stand_ins, MetaOutcome& outcome) {
   for (const auto& result : outcome.returns) {
     if (result.isTensor() && !result.toTensor().defined()) {
       outcome.avoid_out_variant = true;  // an `.out` overload cannot take "no output"
@@ -215,6 +242,87 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   } catch (const std::exception&) {
     outcome.avoid_out_variant = true;
   }
+}
+
+// Swallows warnings: stand-in runs are an implementation detail, and their
+// warnings (e.g. about resized outputs) are not about the user's call.
+struct QuietWarnings final : c10::WarningHandler {
+  void process(const c10::Warning& /*warning*/) override {}
+};
+
+// Host memory of large stand-ins goes back to the system at once: glibc
+// keeps freed blocks of every new size in its heap (its mmap threshold
+// grows with each large free), so a program with many distinct large shapes
+// would otherwise grow without bound.
+constexpr size_t kTrimAfterStandInBytes = size_t{1} << 20;
+
+// The call's arguments on the CPU, with stand-ins filled with `fill`; a
+// random operator gets a private CPU generator so the user's CPU random
+// stream is not consumed.
+torch::jit::Stack stand_in_arguments(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args, StandIns& stand_ins) {
+  torch::jit::Stack stack;
+  stack.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    stack.push_back(static_cast<int>(i) == plan.generator_argument
+                        ? c10::IValue(at::detail::createCPUGenerator(0))
+                        : retarget_device(map_tensors(args[i], std::ref(stand_ins)), c10::kCPU));
+  }
+  return stack;
+}
+
+bool runs_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  try {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    op.callBoxed(stack);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The CPU kernel is the reference, for checks and for output metadata: run
+// it once on stand-ins of the call.
+//  - If it refuses stand-ins filled with zeros and with ones alike, the call
+//    is refused whatever the data (an unsupported dtype, an argument check
+//    the meta kernel lacks): the call must run synchronously, so the CPU's
+//    error is raised at the call, as the CPU and CUDA raise it. Errors that
+//    depend on values (an index out of range) stay asynchronous.
+//  - Otherwise adopt its output shapes, strides and dtypes (meta kernels
+//    sometimes differ, e.g. column-major linalg results, or empty saved
+//    statistics in eval-mode batch norm).
+//  - For operators run through their `.out` overload, also check that
+//    overload writes into exactly-sized outputs without resizing them (some
+//    use the output as scratch space); if not, the call runs the functional
+//    kernel and copies instead.
+void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
+                        MetaOutcome& outcome) {
+  QuietWarnings quiet;
+  c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
+  StandIns zeros(args, 0);
+  torch::jit::Stack stand_ins = stand_in_arguments(plan, args, zeros);
+  torch::jit::Stack functional = stand_ins;
+  const size_t stand_in_bytes = zeros.bytes();
+  bool accepted = runs_on_cpu(op, functional);
+  if (!accepted) {
+    StandIns ones(args, 1);
+    stand_ins = stand_in_arguments(plan, args, ones);
+    functional = stand_ins;
+    accepted = runs_on_cpu(op, functional);
+  }
+  if (!accepted) {
+    outcome.needs_data = true;
+  } else {
+    for (size_t i = 0; i < outcome.returns.size() && i < functional.size(); ++i) {
+      if (plan.return_argument[i] >= 0) continue;
+      if (functional[i].isTensor() || functional[i].isTensorList()) {
+        outcome.returns[i] = map_tensors(functional[i], meta_with_strides_of);
+      }
+    }
+    if (plan.strategy == Strategy::kOutVariant) check_out_variant(plan, stand_ins, outcome);
+  }
+  stand_ins.clear();
+  functional.clear();
+  if (stand_in_bytes >= kTrimAfterStandInBytes) malloc_trim(0);
 }
 
 std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const OperatorPlan& plan,
@@ -236,9 +344,8 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
     return outcome;
   }
   outcome->returns = std::move(stack);
-  if (plan.strategy == Strategy::kOutVariant || plan.strategy == Strategy::kCopyBack) {
-    adopt_cpu_metadata(op, plan, args, *outcome);
-  }
+  adopt_cpu_metadata(op, plan, args, *outcome);
+  if (outcome->needs_data) outcome->arguments_after.clear();
   return outcome;
 }
 

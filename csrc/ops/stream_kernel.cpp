@@ -1,6 +1,7 @@
 #include "ops/stream_kernel.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/empty_strided.h>
 
@@ -138,6 +139,17 @@ void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) 
 
 // ---- execution strategies -------------------------------------------------
 
+// Whether a tensor in the argument has elements sharing memory (expanded):
+// the CPU kernel must see that to refuse writing into it, which a
+// contiguous host copy would hide.
+bool overlaps_itself(const c10::IValue& arg) {
+  bool overlapping = false;
+  for_each_tensor(arg, [&](const at::Tensor& tensor) {
+    if (tensor.defined() && at::has_internal_overlap(tensor) != at::MemOverlap::No) overlapping = true;
+  });
+  return overlapping;
+}
+
 // Whether a tensor in argument `index` shares storage with another argument
 // (then the CPU kernel must see the real aliasing, to reject overlaps).
 bool shares_storage_with_others(c10::ArrayRef<c10::IValue> args, size_t index) {
@@ -183,7 +195,8 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
   HostAliases aliases;
   std::vector<bool> worked_on_copy(num_args, false);
   for (size_t i = 0; i < num_args; ++i) {
-    const bool work_on_copy = plan.argument_is_mutable[i] && !shares_storage_with_others(args, i);
+    const bool work_on_copy =
+        plan.argument_is_mutable[i] && !shares_storage_with_others(args, i) && !overlaps_itself(args[i]);
     worked_on_copy[i] = work_on_copy;
     cpu_stack.push_back(work_on_copy ? map_tensors(args[i], [](const at::Tensor& t) { return t.cpu(); })
                                      : aliases.alias(args[i]));
