@@ -1,7 +1,12 @@
 #include "ops/shape_inference.h"
 
 #include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/zeros_like.h>
 
@@ -160,9 +165,15 @@ at::Tensor meta_with_strides_of(const at::Tensor& result) {
 // the CPU kernel makes exactly the checks it would make on the real call
 // (in-place on an expanded tensor, out= overlapping an input, ...). Only the
 // span the tensors reach is allocated, not the whole storage.
+enum class Fill {
+  kPattern,  // small varied values: 0.5, 0.75, ... 1.5 (floating), 0, 1, 0, ... (integral)
+  kZeros,
+  kOnes,
+};
+
 class StandIns {
  public:
-  StandIns(c10::ArrayRef<c10::IValue> args, const c10::Scalar& fill) : fill_(fill) {
+  StandIns(c10::ArrayRef<c10::IValue> args, Fill fill) : fill_(fill) {
     for (const auto& arg : args) for_each_tensor(arg, [&](const at::Tensor& tensor) { measure(tensor); });
   }
 
@@ -177,8 +188,7 @@ class StandIns {
       const int64_t itemsize = static_cast<int64_t>(tensor.element_size());
       if (!span.memory.defined()) {
         // Typed as the first tensor that reaches it, and filled once.
-        span.memory = at::empty({(span.end - span.begin + itemsize - 1) / itemsize}, options);
-        span.memory.fill_(fill_);
+        span.memory = filled({(span.end - span.begin + itemsize - 1) / itemsize}, options);
       }
       stand_in.set_(span.memory.storage(), (tensor.storage_offset() * itemsize - span.begin) / itemsize,
                     tensor.sizes(), tensor.strides());
@@ -212,7 +222,17 @@ class StandIns {
     span.end = std::max(span.end, (tensor.storage_offset() + last + 1) * itemsize);
   }
 
-  c10::Scalar fill_;
+  at::Tensor filled(int64_t elements, const at::TensorOptions& options) const {
+    if (fill_ == Fill::kZeros) return at::zeros({elements}, options);
+    if (fill_ == Fill::kOnes) return at::ones({elements}, options);
+    const at::Tensor index = at::arange(elements, at::TensorOptions().dtype(at::kLong));
+    if (at::isFloatingType(options.dtype().toScalarType()) || at::isComplexType(options.dtype().toScalarType())) {
+      return index.remainder(5).to(at::kDouble).mul(0.25).add(0.5).to(options);
+    }
+    return index.remainder(2).to(options);
+  }
+
+  Fill fill_;
   std::unordered_map<const c10::StorageImpl*, Span> spans_;
 };
 
@@ -225,9 +245,50 @@ c10::IValue non_resizable_like(const c10::IValue& meta) {
   });
 }
 
+// Whether two CPU results of the same call agree (NaNs in the same places).
+bool same_results(const c10::IValue& first, const c10::IValue& second) {
+  std::vector<at::Tensor> firsts;
+  std::vector<at::Tensor> seconds;
+  for_each_tensor(first, [&](const at::Tensor& tensor) { firsts.push_back(tensor); });
+  for_each_tensor(second, [&](const at::Tensor& tensor) { seconds.push_back(tensor); });
+  if (firsts.size() != seconds.size()) return false;
+  for (size_t i = 0; i < firsts.size(); ++i) {
+    const at::Tensor& a = firsts[i];
+    const at::Tensor& b = seconds[i];
+    if (a.defined() != b.defined()) return false;
+    if (!a.defined() || a.numel() == 0) continue;
+    if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
+    const bool inexact = at::isFloatingType(a.scalar_type()) || at::isComplexType(a.scalar_type());
+    if (inexact ? !at::allclose(a, b, 1e-3, 1e-5, /*equal_nan=*/true) : !at::equal(a, b)) return false;
+  }
+  return true;
+}
+
+// Lazy conjugation and negation bits of every tensor in `values`.
+std::vector<int> lazy_flags(c10::ArrayRef<c10::IValue> values) {
+  std::vector<int> flags;
+  for (const auto& value : values) {
+    for_each_tensor(value, [&](const at::Tensor& tensor) {
+      flags.push_back(tensor.defined() ? (tensor.is_conj() | (tensor.is_neg() << 1)) : 0);
+    });
+  }
+  return flags;
+}
+
+// Whether a kernel flipped the lazy conjugation/negation bit of a tensor it
+// wrote (linalg_lu_solve(left=False) leaves its output conjugated). Such a
+// bit set on a host alias never reaches the axon tensor, so those calls must
+// not write through aliases.
+bool changes_lazy_flags(c10::ArrayRef<c10::IValue> values, const std::vector<int>& before) {
+  return lazy_flags(values) != before;
+}
+
 // Whether the `.out` overload writes into exactly-sized outputs without
-// resizing them; if not, the call runs the functional kernel and copies.
-void check_out_variant(const OperatorPlan& plan, const torch::jit::Stack& stand_ins, MetaOutcome& outcome) {
+// resizing them, and computes what the functional kernel computes (some
+// `.out` kernels mishandle strided inputs: native_batch_norm.out's
+// statistics); if not, the call runs the functional kernel and copies.
+void check_out_variant(const OperatorPlan& plan, const torch::jit::Stack& stand_ins,
+                       const torch::jit::Stack& functional_results, MetaOutcome& outcome) {
   for (const auto& result : outcome.returns) {
     if (result.isTensor() && !result.toTensor().defined()) {
       outcome.avoid_out_variant = true;  // an `.out` overload cannot take "no output"
@@ -236,11 +297,24 @@ void check_out_variant(const OperatorPlan& plan, const torch::jit::Stack& stand_
   }
   torch::jit::Stack with_outputs(stand_ins.begin(), stand_ins.end());
   for (const auto& result : outcome.returns) with_outputs.push_back(non_resizable_like(result));
+  const std::vector<int> plain_flags = lazy_flags(torch::jit::last(with_outputs, outcome.returns.size()));
   try {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     plan.out_operator->callBoxed(with_outputs);
   } catch (const std::exception&) {
     outcome.avoid_out_variant = true;
+    return;
+  }
+  const size_t first_output = stand_ins.size();
+  if (changes_lazy_flags(torch::jit::last(with_outputs, outcome.returns.size()), plain_flags)) {
+    outcome.avoid_out_variant = true;
+    return;
+  }
+  for (size_t i = 0; i < outcome.returns.size() && i < functional_results.size(); ++i) {
+    if (!same_results(functional_results[i], with_outputs[first_output + i])) {
+      outcome.avoid_out_variant = true;
+      return;
+    }
   }
 }
 
@@ -298,18 +372,30 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
                         MetaOutcome& outcome) {
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
-  StandIns zeros(args, 0);
-  torch::jit::Stack stand_ins = stand_in_arguments(plan, args, zeros);
-  torch::jit::Stack functional = stand_ins;
-  const size_t stand_in_bytes = zeros.bytes();
-  bool accepted = runs_on_cpu(op, functional);
-  if (!accepted) {
-    StandIns ones(args, 1);
-    stand_ins = stand_in_arguments(plan, args, ones);
+  // Varied values first (they let check_out_variant compare results), then
+  // zeros and ones, which fewer kernels refuse (indices, divisors).
+  size_t stand_in_bytes = 0;
+  torch::jit::Stack stand_ins;
+  torch::jit::Stack functional;
+  bool accepted = false;
+  bool varied = false;
+  bool flags_changed = false;
+  for (const Fill fill : {Fill::kPattern, Fill::kZeros, Fill::kOnes}) {
+    StandIns memory(args, fill);
+    stand_ins = stand_in_arguments(plan, args, memory);
     functional = stand_ins;
+    stand_in_bytes = std::max(stand_in_bytes, memory.bytes());
+    const std::vector<int> flags_before = lazy_flags(stand_ins);
     accepted = runs_on_cpu(op, functional);
+    // An in-place or out= kernel that leaves its argument conjugated runs
+    // synchronously on host copies, written back with the bits resolved.
+    flags_changed = accepted && changes_lazy_flags(stand_ins, flags_before);
+    if (accepted) {
+      varied = fill == Fill::kPattern;
+      break;
+    }
   }
-  if (!accepted) {
+  if (!accepted || flags_changed) {
     outcome.needs_data = true;
   } else {
     for (size_t i = 0; i < outcome.returns.size() && i < functional.size(); ++i) {
@@ -318,7 +404,10 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
         outcome.returns[i] = map_tensors(functional[i], meta_with_strides_of);
       }
     }
-    if (plan.strategy == Strategy::kOutVariant) check_out_variant(plan, stand_ins, outcome);
+    // Results are compared only on varied values, where they mean something.
+    if (plan.strategy == Strategy::kOutVariant) {
+      check_out_variant(plan, stand_ins, varied ? functional : torch::jit::Stack(), outcome);
+    }
   }
   stand_ins.clear();
   functional.clear();
