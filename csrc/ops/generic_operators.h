@@ -331,6 +331,7 @@ inline constexpr const char* kGenericOperators[] = {
     "col2im.out",
     "complex.out",
     "conj_physical.out",
+    "conj_physical_",
     "copysign.Tensor",
     "copysign.out",
     "copysign_.Tensor",

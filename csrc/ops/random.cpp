@@ -7,6 +7,8 @@
 #include "ops/random.h"
 
 #include <ATen/Dispatch.h>
+#include <ATen/Dispatch_v2.h>
+#include <ATen/native/DistributionTemplates.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/PhiloxRNGEngine.h>
 #include <ATen/ops/empty.h>
@@ -75,6 +77,11 @@ std::pair<uint64_t, uint64_t> reserve(const at::Tensor& self, const std::optiona
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> generator) {
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  if (self.is_complex()) {
+    // As on CPU: real and imaginary parts each uniform in [from, to).
+    at::Tensor parts = at::view_as_real(self);
+    return uniform_(parts, from, to, generator), self;
+  }
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "uniform_ only supports floating-point dtypes, got ",
               self.scalar_type());
   const auto [seed, first] = reserve(self, generator);
@@ -132,38 +139,74 @@ at::Tensor& bernoulli_(at::Tensor& self, double p, std::optional<at::Generator> 
   return self;
 }
 
-at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
-                         std::optional<at::Generator> generator) {
-  int64_t upper = 0;
-  if (to.has_value()) {
-    upper = *to;
-  } else if (at::isFloatingType(self.scalar_type())) {
-    // Integers exactly representable in the dtype, as the CPU kernel does.
-    const int digits = self.scalar_type() == at::kDouble ? 53
-        : self.scalar_type() == at::kFloat               ? 24
-        : self.scalar_type() == at::kBFloat16            ? 8
-                                                         : 11;
-    upper = (int64_t{1} << digits) + 1;
-  } else {
-    AT_DISPATCH_INTEGRAL_TYPES_AND(at::kBool, self.scalar_type(), "axon_random_bound", [&] {
-      upper = self.scalar_type() == at::kBool ? 2
-          : static_cast<int64_t>(std::numeric_limits<scalar_t>::max()) == std::numeric_limits<int64_t>::max()
-          ? std::numeric_limits<int64_t>::max()
-          : static_cast<int64_t>(std::numeric_limits<scalar_t>::max()) + 1;
-    });
-  }
-  TORCH_CHECK(from < upper, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", upper);
-  const uint64_t range = static_cast<uint64_t>(upper) - static_cast<uint64_t>(from);
+namespace {
+
+// Draws integers in [from, from + range) (range 0: all 2^64 values) as the
+// element dtype.
+at::Tensor& fill_random_integers(at::Tensor& self, int64_t from, uint64_t range,
+                                 const std::optional<at::Generator>& generator) {
   const auto [seed, first] = reserve(self, generator);
   launch_fill(self, "aten::random_", [seed = seed, first = first, from, range](const at::Tensor& out) {
-    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "axon_random_", [&] {
+    AT_DISPATCH_V2(out.scalar_type(), "axon_random_", AT_WRAP([&] {
       scalar_t* data = out.data_ptr<scalar_t>();
       for_each_draw(seed, first, out.numel(), [&](int64_t i, uint64_t bits) {
-        data[i] = static_cast<scalar_t>(static_cast<int64_t>(static_cast<uint64_t>(from) + bits % range));
+        const uint64_t offset = range == 0 ? bits : bits % range;
+        data[i] = static_cast<scalar_t>(static_cast<int64_t>(static_cast<uint64_t>(from) + offset));
       });
-    });
+    }), AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
   });
   return self;
+}
+
+}  // namespace
+
+// The bounds and their checks follow the CPU's random_from_to_impl, so the
+// same calls are refused with the same messages ("from is out of bounds for
+// short int") and floating dtypes draw only integers they represent.
+at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                         std::optional<at::Generator> generator) {
+  namespace templates = at::native::templates;
+  const at::ScalarType type = self.scalar_type();
+  if (to.has_value()) {
+    int64_t upper = *to;
+    TORCH_CHECK(from < upper, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", upper);
+    if (at::isFloatingType(type)) {
+      AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, type, "axon_random_update_from_to", [&] {
+        from = templates::update_from<scalar_t>(from);
+        upper = templates::update_to<scalar_t>(upper);
+        TORCH_CHECK(from < upper, "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=",
+                    from, " >= to=", upper);
+      });
+    }
+    templates::check_from_to_in_range(from, upper - 1, self.dtype());
+    return fill_random_integers(self, from, static_cast<uint64_t>(upper) - static_cast<uint64_t>(from), generator);
+  }
+  if (from == std::numeric_limits<int64_t>::lowest()) {
+    return fill_random_integers(self, from, 0, generator);
+  }
+  int64_t to_inclusive = 0;
+  if (at::isFloatingType(type)) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, type, "axon_random_range", [&] {
+      constexpr int64_t largest = int64_t{1} << std::numeric_limits<scalar_t>::digits;
+      to_inclusive = largest;
+      from = templates::update_from<scalar_t>(from);
+      TORCH_CHECK(from < to_inclusive, "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' ",
+                  "casted to dtype, but got from=", from, " > to_inc=", to_inclusive);
+    });
+  } else if (type == at::kUInt64) {
+    to_inclusive = std::numeric_limits<int64_t>::max();  // the largest bound an int64 `to` can name
+  } else {
+    AT_DISPATCH_V2(type, "axon_random_range", AT_WRAP([&] {
+      if constexpr (std::is_same_v<scalar_t, bool>) {
+        to_inclusive = 1;
+      } else {
+        to_inclusive = static_cast<int64_t>(std::numeric_limits<scalar_t>::max());
+      }
+    }), AT_EXPAND(AT_INTEGRAL_TYPES_V2), at::kBool);
+  }
+  templates::check_from_to_in_range(from, to_inclusive, self.dtype());
+  return fill_random_integers(self, from, static_cast<uint64_t>(to_inclusive) - static_cast<uint64_t>(from) + 1,
+                              generator);
 }
 
 at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {
@@ -171,6 +214,9 @@ at::Tensor& random_to_(at::Tensor& self, int64_t to, std::optional<at::Generator
 }
 
 at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> generator) {
+  if (self.scalar_type() == at::kUInt64) {
+    return fill_random_integers(self, 0, 0, generator);  // every uint64 value
+  }
   return random_from_(self, 0, std::nullopt, generator);
 }
 
