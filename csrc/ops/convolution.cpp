@@ -1,5 +1,7 @@
 #include "ops/convolution.h"
 
+#include <ATen/ops/empty.h>
+
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty_strided.h>
@@ -21,8 +23,24 @@ std::optional<at::Tensor> meta_like(const std::optional<at::Tensor>& tensor) {
   return meta_like(*tensor);
 }
 
-at::Tensor allocate_like(const at::Tensor& meta, const c10::Device& device) {
+// The layout the CPU's convolution kernels give their results: channels-last
+// when the input or the weight is channels-last (ATen's
+// determine_backend_memory_format for its CPU backends), else contiguous.
+c10::MemoryFormat cpu_result_format(const at::Tensor& input, const at::Tensor& weight) {
+  for (const at::Tensor* tensor : {&input, &weight}) {
+    const auto format = tensor->suggest_memory_format();
+    if (format == c10::MemoryFormat::ChannelsLast && input.dim() == 4) return format;
+    if (format == c10::MemoryFormat::ChannelsLast3d && input.dim() == 5) return format;
+  }
+  return c10::MemoryFormat::Contiguous;
+}
+
+// A result shaped like `meta`; 4-d and 5-d results in `format`.
+at::Tensor allocate_like(const at::Tensor& meta, const c10::Device& device, c10::MemoryFormat format) {
   if (!meta.defined()) return at::Tensor();
+  if (format != c10::MemoryFormat::Contiguous && meta.dim() == (format == c10::MemoryFormat::ChannelsLast ? 4 : 5)) {
+    return at::empty(meta.sizes(), meta.options().device(device).memory_format(format));
+  }
   return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
 }
 
@@ -40,7 +58,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   // Shape and argument checks happen here, on the caller's thread.
   const at::Tensor meta_output = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride,
                                                  padding, dilation, transposed, output_padding, groups);
-  at::Tensor output = allocate_like(meta_output, input.device());
+  at::Tensor output = allocate_like(meta_output, input.device(), cpu_result_format(input, weight));
   HostAliases aliases;
   std::optional<at::Tensor> bias_alias;
   if (bias.has_value() && bias->defined()) bias_alias = aliases.alias(*bias);
@@ -63,9 +81,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const auto [meta_input, meta_weight, meta_bias] =
       at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride,
                                padding, dilation, transposed, output_padding, groups, output_mask);
-  at::Tensor grad_input = allocate_like(meta_input, input.device());
-  at::Tensor grad_weight = allocate_like(meta_weight, input.device());
-  at::Tensor grad_bias = allocate_like(meta_bias, input.device());
+  const c10::MemoryFormat format = cpu_result_format(input, weight);
+  at::Tensor grad_input = allocate_like(meta_input, input.device(), format);
+  at::Tensor grad_weight = allocate_like(meta_weight, input.device(), format);
+  at::Tensor grad_bias = allocate_like(meta_bias, input.device(), c10::MemoryFormat::Contiguous);
   HostAliases aliases;
   launch_on_stream(
       current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable",

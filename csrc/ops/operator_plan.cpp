@@ -76,6 +76,12 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
       plan.generator_argument = static_cast<int>(i);
     }
   }
+  const bool indexing = schema.name() == "aten::index" || schema.name() == "aten::index_put_" ||
+      schema.name() == "aten::index_put" || schema.name() == "aten::_index_put_impl_" ||
+      schema.name() == "aten::index_fill_" || schema.name() == "aten::index_fill";
+  for (size_t i = 0; i < args.size() && indexing; ++i) {
+    if (args[i].name() == "indices" || args[i].name() == "index") plan.host_index_argument = static_cast<int>(i);
+  }
   bool fresh_tensor_returns = false;
   bool non_tensor_returns = false;
   for (const auto& ret : schema.returns()) {

@@ -27,6 +27,10 @@ struct OperatorPlan {
   std::vector<int> return_argument;
   std::vector<bool> argument_is_mutable;
   int generator_argument = -1;
+  // The argument of indexing operators (index, index_put_, index_fill_, ...)
+  // whose CPU tensors are moved to the device, as CUDA moves CPU indices;
+  // -1 for other operators.
+  int host_index_argument = -1;
   // Set when the op cannot run through the generic kernel (view results).
   std::string unsupported_reason;
 };

@@ -398,6 +398,10 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   if (!accepted || flags_changed) {
     outcome.needs_data = true;
   } else {
+    // Arguments a kernel resized (out=) take the layout the CPU gave them.
+    for (size_t i = 0; i < plan.argument_is_mutable.size() && i < outcome.arguments_after.size(); ++i) {
+      if (plan.argument_is_mutable[i]) outcome.arguments_after[i] = map_tensors(stand_ins[i], meta_with_strides_of);
+    }
     for (size_t i = 0; i < outcome.returns.size() && i < functional.size(); ++i) {
       if (plan.return_argument[i] >= 0) continue;
       if (functional[i].isTensor() || functional[i].isTensorList()) {

@@ -19,10 +19,14 @@ namespace axon {
 namespace {
 
 // The single axon device of the call; throws on mixed devices.
+// 0-dim CPU tensors are accepted as numbers, but only as inputs: an out=
+// or in-place argument on the CPU is refused, as on CUDA.
 c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
   std::optional<c10::Device> device;
   std::optional<c10::Device> offending;
-  for (const auto& arg : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& arg = args[i];
+    const bool written = plan.argument_is_mutable[i];
     for_each_tensor(arg, [&](const at::Tensor& tensor) {
       if (!tensor.defined()) return;
       if (tensor.is_privateuseone()) {
@@ -31,7 +35,7 @@ c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> a
         } else if (*device != tensor.device() && !offending.has_value()) {
           offending = tensor.device();
         }
-      } else if (!(tensor.is_cpu() && tensor.dim() == 0) && !offending.has_value()) {
+      } else if (!(tensor.is_cpu() && tensor.dim() == 0 && !written) && !offending.has_value()) {
         offending = tensor.device();
       }
     });
@@ -52,6 +56,25 @@ c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> a
   return *device;
 }
 
+// CPU index tensors of an indexing operator go to the device of the indexed
+// tensor first (CUDA accepts them the same way).
+void move_host_indices(torch::jit::Stack& stack, size_t num_args, int index_argument) {
+  const auto args = torch::jit::last(stack, num_args);
+  std::optional<c10::Device> device;
+  for (const auto& arg : args) {
+    for_each_tensor(arg, [&](const at::Tensor& tensor) {
+      if (!device.has_value() && tensor.defined() && tensor.is_privateuseone()) device = tensor.device();
+    });
+  }
+  c10::IValue& indices = stack[stack.size() - num_args + index_argument];
+  bool any_on_host = false;
+  for_each_tensor(indices, [&](const at::Tensor& tensor) { any_on_host |= tensor.defined() && tensor.is_cpu(); });
+  if (!device.has_value() || !any_on_host) return;
+  indices = map_tensors(indices, [&](const at::Tensor& tensor) {
+    return tensor.defined() && tensor.is_cpu() ? tensor.to(*device) : tensor;
+  });
+}
+
 at::Tensor allocate_like_meta(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) return at::Tensor();  // e.g. a gradient output_mask left out
   return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
@@ -67,16 +90,21 @@ c10::IValue allocate_like_meta_ivalue(const c10::IValue& meta, c10::Device devic
   return list;
 }
 
-// Brings an out= argument to the shape the meta run resized its twin to
-// (resize_ makes it contiguous, as ATen's resize_output does). Outputs whose
-// shape already fits keep their strides: the CPU kernel handles them, and
-// rejects internally overlapping ones as on the CPU.
+// Brings an out= argument to the shape and strides the meta run resized
+// its twin to: an output resized by a CPU kernel takes the layout the kernel
+// chose (TensorIterator keeps the input's layout, e.g. a transposed input
+// gives a transposed result). Outputs whose shape already fits keep their
+// strides: the CPU kernel handles them, and rejects internally overlapping
+// ones as on the CPU.
 void resize_like_meta(const c10::IValue& real, const c10::IValue& meta) {
   if (real.isTensor() && meta.isTensor()) {
     const at::Tensor& tensor = real.toTensor();
     const at::Tensor& shape = meta.toTensor();
     if (tensor.defined() && tensor.sizes() != shape.sizes()) {
       tensor.resize_(shape.sizes());
+      if (tensor.strides() != shape.strides() && shape.is_non_overlapping_and_dense()) {
+        tensor.as_strided_(shape.sizes(), shape.strides());
+      }
     }
   } else if (real.isTensorList() && meta.isTensorList()) {
     auto reals = real.toTensorList();
@@ -228,6 +256,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK_NOT_IMPLEMENTED(plan.unsupported_reason.empty(), "[axon] ", plan.name,
                               " cannot run through the generic axon kernel: ", plan.unsupported_reason);
   const size_t num_args = op.schema().arguments().size();
+  if (plan.host_index_argument >= 0) move_host_indices(*stack, num_args, plan.host_index_argument);
   auto args = torch::jit::last(*stack, num_args);
   const c10::Device device = common_device(plan, args);
   // Before any host-side work: refuses a shut-down runtime or a forked child.

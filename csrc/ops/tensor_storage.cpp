@@ -25,6 +25,9 @@ void ensure_storage_fits(const at::Tensor& self) {
 
 }  // namespace
 
+// As ATen's resize_: same sizes leave the tensor as it is (strides
+// included); new sizes are laid out contiguously; a memory format, when
+// given, restrides.
 const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
   auto* impl = self.unsafeGetTensorImpl();
@@ -32,10 +35,10 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
   for (const auto dimension : sizes) {
     TORCH_CHECK_VALUE(dimension >= 0, "Trying to create tensor with negative dimension ", dimension, ": ", sizes);
   }
-  impl->set_sizes_contiguous(sizes);
-  const auto format = memory_format.value_or(c10::MemoryFormat::Contiguous);
-  if (format != c10::MemoryFormat::Preserve) {
-    impl->empty_tensor_restride(format);
+  if (self.sizes() != sizes) impl->set_sizes_contiguous(sizes);
+  if (memory_format.has_value()) {
+    TORCH_CHECK(*memory_format != c10::MemoryFormat::Preserve, "Unsupported memory format", *memory_format);
+    impl->empty_tensor_restride(*memory_format);
   }
   ensure_storage_fits(self);
   return self;
