@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import subprocess
 import sys
@@ -37,14 +38,46 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 12
                           text=True, timeout=timeout)
 
 
+def _python_visible_axon_bytes(device: int) -> int:
+    """Bytes of the distinct axon storages on `device` that Python objects reach."""
+    seen = {}
+    for obj in gc.get_objects():
+        kind = type(obj)  # not isinstance: it would read deprecated objects' __class__
+        if issubclass(kind, torch.Tensor) and not issubclass(kind, torch._subclasses.FakeTensor):
+            try:
+                if obj.device.type == "axon" and obj.device.index == device and obj.layout == torch.strided:
+                    storage = obj.untyped_storage()
+                    seen[storage.data_ptr() or id(storage)] = storage.nbytes()
+            except (RuntimeError, NotImplementedError):
+                continue
+    return sum(seen.values())
+
+
+def check_memory_accounting() -> None:
+    """The allocator's statistics equal its live blocks, and cover every storage Python holds."""
+    gc.collect()
+    for index in range(torch.axon.device_count()):
+        blocks, block_bytes, requested = torch_axon._C._testing_live_blocks(index)
+        stats = torch.axon.memory_stats(index)
+        assert stats.get("allocation.all.current", 0) == blocks, (index, stats.get("allocation.all.current"), blocks)
+        assert stats.get("allocated_bytes.all.current", 0) == block_bytes, (index, stats, block_bytes)
+        assert stats.get("active_bytes.all.current", 0) >= block_bytes
+        assert stats.get("requested_bytes.all.current", 0) == requested
+        visible = _python_visible_axon_bytes(index)
+        assert visible <= requested, f"axon:{index}: Python holds {visible} bytes of storages, allocator counts {requested}"
+
+
 @pytest.fixture(autouse=True)
 def _drain_devices():
-    """Leaves every device idle and on its default stream after each test."""
+    """Leaves every device idle and on its default stream after each test,
+    with exact memory statistics."""
     yield
     for index in range(torch.axon.device_count()):
         torch.axon.synchronize(index)
         torch.axon.set_stream(torch.axon.default_stream(index))
     torch.axon.set_device(0)
+    if not torch_axon._C._is_shut_down():
+        check_memory_accounting()
 
 
 requires_not_blocking = pytest.mark.skipif(

@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+import torch_axon
+
 from conftest import run_python
 
 DEVICE = 3  # a device no other test allocates on, so statistics are exact
@@ -136,3 +138,26 @@ def test_cached_blocks_are_released_to_satisfy_an_allocation():
     assert result.returncode == 0, result.stderr
     retries, ooms, reserved = result.stdout.split()
     assert (retries, ooms, int(reserved)) == ("1", "0", 50 * MiB)
+
+
+def test_statistics_stay_exact_when_cached_blocks_are_larger_than_requested():
+    # Under autocast an LSTM's per-step buffers reuse cached blocks up to a
+    # quarter larger than asked for; they used to be counted at the asked
+    # size and uncounted at the block size, so memory_allocated() drifted
+    # down by a few KB per step and went negative.
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(32, 32, batch_first=True).to("axon")
+    head = torch.nn.Linear(32, 50).to("axon")
+    x = torch.randn(4, 10, 32, device="axon")
+    readings = []
+    for _ in range(6):
+        with torch.autocast("axon", dtype=torch.bfloat16):
+            out, _ = lstm(x)
+            y = head(out)
+        y.float().sum().backward()
+        torch.axon.synchronize()
+        readings.append(torch.axon.memory_allocated())
+    assert readings[1:] == readings[1:2] * 5, readings
+    blocks, block_bytes, _ = torch_axon._C._testing_live_blocks(0)
+    assert torch.axon.memory_allocated() == block_bytes
+    assert torch.axon.memory_stats()["allocation.all.current"] == blocks

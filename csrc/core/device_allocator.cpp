@@ -69,7 +69,9 @@ class DeviceCache {
       block = allocate_segment(size, requested, stream_id);
     }
     block->requested = requested;
-    count_live_block(size, requested);
+    // A reused block may be up to a quarter larger than asked for; the
+    // statistics count what the block holds, exactly what free() subtracts.
+    count_live_block(block->size, requested);
     live_.insert(block);
     return block;
   }
@@ -147,6 +149,17 @@ class DeviceCache {
   void empty_cache() {
     std::lock_guard<std::mutex> lock(mutex_);
     release_cached_blocks();
+  }
+
+  LiveBlockTotals live_totals() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    LiveBlockTotals totals;
+    for (const Block* block : live_) {
+      totals.blocks += 1;
+      totals.bytes += block->size;
+      totals.requested_bytes += block->requested;
+    }
+    return totals;
   }
 
   DeviceStats stats() {
@@ -473,6 +486,10 @@ c10::DeviceAllocator* device_allocator() {
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
   allocator_instance().recordStream(data_ptr, stream);
+}
+
+LiveBlockTotals device_allocator_live_totals(c10::DeviceIndex device) {
+  return allocator_instance().cache(device).live_totals();
 }
 
 c10::DataPtr device_allocator_wrap_external(void* pointer, size_t bytes, c10::DeviceIndex device,

@@ -43,4 +43,14 @@ void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Str
 c10::DataPtr device_allocator_wrap_external(void* pointer, size_t bytes, c10::DeviceIndex device,
                                             std::function<void()> release);
 
+// What the allocator holds live on `device`, summed over its live blocks
+// (the ground truth the statistics must equal at every moment; tests check
+// that after each one).
+struct LiveBlockTotals {
+  size_t blocks = 0;
+  size_t bytes = 0;            // block sizes (allocated_bytes)
+  size_t requested_bytes = 0;  // what callers asked for (requested_bytes)
+};
+LiveBlockTotals device_allocator_live_totals(c10::DeviceIndex device);
+
 }  // namespace axon

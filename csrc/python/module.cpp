@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/check.h"
+#include "core/device_allocator.h"
 #include "core/device.h"
 #include "core/generator.h"
 #include "core/stream.h"
@@ -104,6 +105,10 @@ PYBIND11_MODULE(_C, m) {
     return testing_close_gate(device, stream_id);
   });
   m.def("_testing_open_gate", &testing_open_gate);
+  m.def("_testing_live_blocks", [](int device) {
+    const LiveBlockTotals totals = device_allocator_live_totals(static_cast<c10::DeviceIndex>(device));
+    return py::make_tuple(totals.blocks, totals.bytes, totals.requested_bytes);
+  });
 
   // torch.Event.elapsed_time rejects subclasses as its argument, so
   // torch.axon.Event measures through the driver with the events' handles.
