@@ -57,12 +57,11 @@ def check_memory_accounting() -> None:
     """The allocator's statistics equal its live blocks, and cover every storage Python holds."""
     gc.collect()
     for index in range(torch.axon.device_count()):
-        blocks, block_bytes, requested = torch_axon._C._testing_live_blocks(index)
-        stats = torch.axon.memory_stats(index)
-        assert stats.get("allocation.all.current", 0) == blocks, (index, stats.get("allocation.all.current"), blocks)
-        assert stats.get("allocated_bytes.all.current", 0) == block_bytes, (index, stats, block_bytes)
-        assert stats.get("active_bytes.all.current", 0) >= block_bytes
-        assert stats.get("requested_bytes.all.current", 0) == requested
+        live = torch_axon._C._testing_live_blocks(index)
+        assert live["counted_blocks"] == live["blocks"], (index, live)
+        assert live["counted_bytes"] == live["bytes"], (index, live)
+        assert live["counted_requested_bytes"] == live["requested_bytes"], (index, live)
+        requested = live["requested_bytes"]
         visible = _python_visible_axon_bytes(index)
         assert visible <= requested, f"axon:{index}: Python holds {visible} bytes of storages, allocator counts {requested}"
 

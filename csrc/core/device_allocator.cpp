@@ -159,6 +159,10 @@ class DeviceCache {
       totals.bytes += block->size;
       totals.requested_bytes += block->requested;
     }
+    const auto all = static_cast<size_t>(StatType::AGGREGATE);
+    totals.counted_blocks = stats_.allocation[all].current;
+    totals.counted_bytes = stats_.allocated_bytes[all].current;
+    totals.counted_requested_bytes = stats_.requested_bytes[all].current;
     return totals;
   }
 

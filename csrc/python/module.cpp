@@ -107,7 +107,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_testing_open_gate", &testing_open_gate);
   m.def("_testing_live_blocks", [](int device) {
     const LiveBlockTotals totals = device_allocator_live_totals(static_cast<c10::DeviceIndex>(device));
-    return py::make_tuple(totals.blocks, totals.bytes, totals.requested_bytes);
+    py::dict result;
+    result["blocks"] = totals.blocks;
+    result["bytes"] = totals.bytes;
+    result["requested_bytes"] = totals.requested_bytes;
+    result["counted_blocks"] = totals.counted_blocks;
+    result["counted_bytes"] = totals.counted_bytes;
+    result["counted_requested_bytes"] = totals.counted_requested_bytes;
+    return result;
   });
 
   // torch.Event.elapsed_time rejects subclasses as its argument, so
