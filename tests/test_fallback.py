@@ -1,5 +1,7 @@
 """Operators without an axon kernel: CPU fallback, warning, listing, error mode."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -68,3 +70,35 @@ def test_fallback_in_place_updates_axon_tensor():
     result = torch.ops.axon_fallback_test.twice_(view)
     assert result.device.type == "axon"
     torch.testing.assert_close(x.cpu(), torch.tensor([[0.0, 2.0, 4.0], [3.0, 8.0, 10.0]]))
+
+
+def test_fallback_warning_is_a_python_warning():
+    # Custom operators are called through torch.ops, outside PyTorch's own
+    # warning translation: the warning must still reach Python's warnings.
+    library = torch.library.Library("axon_fallback_warning_test", "DEF")
+    library.define("thrice(Tensor x) -> Tensor")
+    library.impl("thrice", lambda x: x * 3, "CPU")
+    with pytest.warns(UserWarning, match="'axon_fallback_warning_test::thrice' has no axon kernel yet"):
+        result = torch.ops.axon_fallback_warning_test.thrice(torch.ones(2, device="axon"))
+    assert result.cpu().tolist() == [3.0, 3.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.ops.axon_fallback_warning_test.thrice(torch.ones(2, device="axon"))  # once per operator
+
+
+def test_fallback_warning_obeys_python_w_error():
+    result = run_python(
+        """
+        import torch
+        library = torch.library.Library("axon_fallback_test", "DEF")
+        library.define("twice(Tensor x) -> Tensor")
+        library.impl("twice", lambda x: x * 2, "CPU")
+        try:
+            torch.ops.axon_fallback_test.twice(torch.ones(2, device="axon"))
+        except UserWarning as warning:
+            print("raised:", warning)
+        """,
+        env={"PYTHONWARNINGS": "error"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "raised: [axon] the operator 'axon_fallback_test::twice'" in result.stdout

@@ -31,6 +31,7 @@ Mode mode() {
 
 std::mutex counts_mutex;
 std::map<std::string, int64_t> counts;
+std::function<void(const std::string&)> warning_hook;  // set once, at module load
 
 std::string operator_name(const c10::OperatorHandle& op) {
   const auto& name = op.operator_name();
@@ -65,14 +66,23 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     first_time = counts[name]++ == 0;
   }
   if (first_time) {
-    TORCH_WARN("[axon] the operator '", name,
-               "' has no axon kernel yet and ran on the CPU (with copies to and from the device). Results are "
-               "correct but slower; torch.axon.fallback_ops() lists such operators, AXON_FALLBACK=error makes "
-               "them errors. See docs/adding_an_operator.md.");
+    const std::string message = "[axon] the operator '" + name +
+        "' has no axon kernel yet and ran on the CPU (with copies to and from the device). Results are "
+        "correct but slower; torch.axon.fallback_ops() lists such operators, AXON_FALLBACK=error makes "
+        "them errors. See docs/adding_an_operator.md.";
+    if (warning_hook) {
+      warning_hook(message);
+    } else {
+      TORCH_WARN(message);
+    }
   }
   const size_t num_args = op.schema().arguments().size();
   synchronize_argument_devices(torch::jit::last(*stack, num_args));
   at::native::cpu_fallback(op, stack);
+}
+
+void set_fallback_warning_hook(std::function<void(const std::string& message)> hook) {
+  warning_hook = std::move(hook);
 }
 
 std::vector<std::pair<std::string, int64_t>> fallback_counts() {

@@ -12,6 +12,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,5 +27,13 @@ void reset_fallback_counts();
 
 // "warn" or "error", as read from AXON_FALLBACK.
 std::string fallback_mode();
+
+// How the once-per-operator warning is delivered. The default is TORCH_WARN,
+// which reaches Python's warnings module only inside PyTorch's own Python
+// bindings; custom operators called through torch.ops would print it as a
+// C++ log line instead. torch_axon._C installs a hook that issues a Python
+// UserWarning (visible to warnings.catch_warnings, -W error, pytest.warns);
+// the hook may throw to turn the warning into the caller's exception.
+void set_fallback_warning_hook(std::function<void(const std::string& message)> hook);
 
 }  // namespace axon

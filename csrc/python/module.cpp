@@ -137,6 +137,12 @@ PYBIND11_MODULE(_C, m) {
 
   bind_host_import(m);
 
+  set_fallback_warning_hook([](const std::string& message) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    // stacklevel 2: the warning points at the user's line, not torch.ops.
+    if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 2) < 0) throw py::error_already_set();
+  });
   m.def("_fallback_counts", &fallback_counts);
   m.def("_reset_fallback_counts", &reset_fallback_counts);
   m.def("_fallback_mode", &fallback_mode);
