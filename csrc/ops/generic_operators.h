@@ -482,8 +482,6 @@ inline constexpr const char* kGenericOperators[] = {
     "heaviside",
     "heaviside.out",
     "heaviside_",
-    "histc",
-    "histc.out",
     "histogram.bin_ct",
     "histogram.bin_ct_out",
     "histogram.bins_tensor",

@@ -18,6 +18,7 @@
 #include "ops/convolution.h"
 #include "ops/copy.h"
 #include "ops/cpu_fallback.h"
+#include "ops/cuda_dtypes.h"
 #include "ops/generic_operators.h"
 #include "ops/random.h"
 #include "ops/recurrent_cells.h"
@@ -73,6 +74,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(fused_lstm_cell_backward));
   m.impl("_thnn_fused_gru_cell", TORCH_FN(fused_gru_cell));
   m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(fused_gru_cell_backward));
+
+  // Dtypes CUDA accepts and the CPU refuses.
+  m.impl("histc", TORCH_FN(histc));
+  m.impl("histc.out", TORCH_FN(histc_out));
 
   // Everything else with an axon kernel: the generic stream kernel.
   for (const char* name : kGenericOperators) {

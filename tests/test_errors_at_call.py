@@ -1,0 +1,102 @@
+"""Errors the CPU raises at the call are raised at the call on axon.
+
+CUDA raises every argument, dtype and shape error when an operator is
+called; only errors that depend on the values (an index out of range) come
+later, at the next synchronizing call. Axon follows CUDA: a check the CPU
+kernel makes without looking at the data never ends up inside a queued task.
+"""
+
+import pytest
+import torch
+
+from conftest import requires_not_blocking, run_python
+
+
+def axon(*shape, dtype=torch.float32):
+    return torch.ones(shape, dtype=dtype, device="axon")
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: torch.add(axon(2), axon(2), alpha=True), RuntimeError, "Boolean alpha only supported"),
+        (lambda: axon(3).index_select(0, torch.zeros(1, device="axon")), RuntimeError, "int32 or int64"),
+        (lambda: axon(3) & axon(3), NotImplementedError, "not implemented for 'Float'"),
+        (lambda: axon(1).expand(3).add_(1), RuntimeError, "more than one element of the written-to tensor"),
+        (lambda: axon(3).atan2_(axon(2, 3)), RuntimeError, "doesn't match the broadcast shape"),
+        (lambda: torch.acos(axon(), out=torch.empty(())), RuntimeError, "on the same device"),
+        (lambda: axon(2, dtype=torch.int16).random_(-40000, 5), RuntimeError, "from is out of bounds for short int"),
+    ],
+    ids=["alpha", "float_index", "bitwise_float", "inplace_expanded", "inplace_resize", "cpu_out", "random_bounds"],
+)
+def test_argument_errors_raise_at_the_call(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+    torch.axon.synchronize()  # nothing left behind for a later, unrelated call
+
+
+def test_the_same_call_shape_raises_every_time():
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match="Boolean alpha"):
+            torch.add(axon(5), axon(5), alpha=True)
+
+
+def test_value_dependent_errors_stay_asynchronous_and_name_the_failing_operator():
+    weights = torch.randn(4, 3, device="axon")
+    if torch.axon.is_launch_blocking():
+        with pytest.raises(IndexError):
+            torch.nn.functional.embedding(torch.tensor([7], device="axon"), weights)
+        return
+    looked_up = torch.nn.functional.embedding(torch.tensor([7], device="axon"), weights)  # returns at once
+    with pytest.raises(IndexError) as raised:
+        looked_up.cpu()
+    text = str(raised.value)
+    assert text.startswith("aten::index_select: index out of range"), text  # the failing kernel first
+    assert "raised by that kernel while it ran asynchronously" in text
+    assert "AXON_LAUNCH_BLOCKING=1" in text
+
+
+@requires_not_blocking
+def test_integer_division_by_zero_values_stays_asynchronous():
+    # Stand-ins of zeros fail for integer division; stand-ins of ones do not:
+    # the refusal depends on values, so the call is queued as usual.
+    quotient = torch.tensor([6, 4], device="axon") // torch.tensor([3, 2], device="axon")
+    assert quotient.tolist() == [2, 2]
+
+
+def test_result_dtype_follows_the_default_dtype():
+    numerator = torch.tensor([3], dtype=torch.int16, device="axon")
+    denominator = torch.tensor([2], dtype=torch.int16, device="axon")
+    assert (numerator / denominator).dtype == torch.float32
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert (numerator / denominator).dtype == torch.float64
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def test_histc_takes_integers_as_cuda_does():
+    # transformers' mixture-of-experts routing calls histc on int32 expert ids
+    # on accelerators; the CPU kernel refuses integers, CUDA's does not.
+    experts = torch.tensor([0, 1, 1, 3, 7, 7, 2], dtype=torch.int32)
+    counts = torch.histc(experts.to("axon"), bins=8, min=0, max=7)
+    assert counts.dtype == torch.int32
+    assert counts.cpu().tolist() == torch.histc(experts.float(), bins=8, min=0, max=7).int().tolist()
+
+
+def test_failed_backward_then_exit_does_not_abort():
+    # The failing backward runs on autograd's axon thread; exiting right after
+    # used to abort the process in most runs.
+    code = """
+        import torch
+        a = torch.tensor([-1., 1.], device="axon", requires_grad=True)
+        try:
+            torch.nn.functional.elu_(a.clone(), alpha=-2).backward(torch.ones(2, device="axon"))
+            torch.axon.synchronize()
+        except RuntimeError:
+            print("caught")
+        """
+    for _ in range(4):
+        result = run_python(code)
+        assert result.returncode == 0 and "caught" in result.stdout, result.stderr
