@@ -30,9 +30,18 @@ _graph_counter = itertools.count()
 _warned_ops: set[str] = set()
 
 
+# Ops lowered directly rather than decomposed: max_unpool's decomposition offsets the user's per-plane indices
+# into one flat index, after which eager's per-plane bounds check can no longer be made.
+_LOWERED_WHOLE = (torch.ops.aten.max_unpool2d, torch.ops.aten.max_unpool3d)
+
+
 def decompositions():
-    """Core-ATen decompositions: what remains is the op set the lowering table targets."""
-    return core_aten_decompositions()
+    """Core-ATen decompositions (minus _LOWERED_WHOLE): what remains is the op set the lowering table targets."""
+    table = core_aten_decompositions()
+    for packet in _LOWERED_WHOLE:
+        for name in packet.overloads():
+            table.pop(getattr(packet, name), None)
+    return table
 
 
 def axon_backend(graph_module: torch.fx.GraphModule, example_inputs, mode=None, options=None):

@@ -9,6 +9,13 @@ form XLA optimizes best — while Dynamo itself does not recompile.
 Ordering with axon's streams: before the call, the current stream of the
 partition's device is synchronized (XLA sees all prior work); XLA's results
 are complete before they are adopted, so later axon work sees them.
+
+Run-time checks (lowering/checks.py): an executable whose lowering added
+checks returns their table as its last result. After the call it is read:
+a failed bounds check raises what the eager op raises (IndexError /
+RuntimeError, with the offending index), and a result only the CPU kernel's
+own algorithm decides (topk / unstable sort with ties) makes this call run
+the partition eagerly on axon instead.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import torch.fx
 
 from . import dump, executable, transfer
 from .lowering import LoweringError, lower_graph
+from .lowering.checks import RAISE
 from .report import GraphRecord
 
 _EAGER = object()
@@ -48,6 +56,7 @@ class CompiledPartition(torch.nn.Module):
         self.options = options
         self.record = record
         self.specializations: collections.OrderedDict = collections.OrderedDict()
+        self._warned_rerun = False
         output_node = next(n for n in reversed(graph_module.graph.nodes) if n.op == "output")
         _, self.output_spec = torch.utils._pytree.tree_flatten(output_node.args[0])
 
@@ -72,11 +81,32 @@ class CompiledPartition(torch.nn.Module):
         results = compiled.execute(inputs)
         for result in results:
             result.block_until_ready()
+        if lowered.checks:
+            table = transfer.read_checks(results.pop())
+            if self._needs_eager(lowered.checks, table):
+                return self.graph_module(*args)
         adopted = [transfer.from_xla(r, output_device) for r in results]
         flat = []
         for kind, payload in lowered.outputs:
             flat.append(adopted[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
         return torch.utils._pytree.tree_unflatten(flat, self.output_spec)
+
+    def _needs_eager(self, checks, table) -> bool:
+        """Raises the first failed bounds check (graph order, as eager would meet it); True when a
+        tie check failed, so the partition must run eagerly for this call."""
+        failed = [(check, value) for check, (position, value) in zip(checks, table) if position >= 0]
+        for check, value in failed:
+            if check.on_failure == RAISE:
+                raise check.exception(value, self.graph)
+        if not failed:
+            return False
+        self.record.eager_reruns += 1
+        if not self._warned_rerun:
+            self._warned_rerun = True
+            check = failed[0][0]
+            warnings.warn(f"[axon compile] {self.name} of {self.graph} runs eagerly for this call: {check.op} "
+                          f"{check.message}")
+        return True
 
     def _specialize(self, args, key):
         tag = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
@@ -96,6 +126,7 @@ class CompiledPartition(torch.nn.Module):
             hlo = "\n".join(m.to_string() for m in compiled.executable.hlo_modules())
             dump.dump(self.options.dump_dir, self.graph, f"04_{self.name}_{tag}.hlo.txt", hlo)
         self.record.executables += 1
+        self.record.runtime_checks += len(lowered.checks)
         self.record.compile_seconds += compiled.seconds
         entry = (compiled.executable, lowered)
         self._store(key, entry)

@@ -22,6 +22,8 @@ class GraphRecord:
     partitions: int = 0
     executables: int = 0          # concrete-shape specializations compiled or loaded
     compile_seconds: float = 0.0
+    runtime_checks: int = 0       # index-bounds and tie checks in those executables (lowering/checks.py)
+    eager_reruns: int = 0         # calls a tie check sent to eager execution
 
 
 @dataclass
@@ -54,6 +56,9 @@ class CompileReport:
             lines.append(f"  {graph.name}: {graph.nodes} ops, {graph.lowered_nodes} lowered in "
                          f"{graph.partitions} partition(s), {graph.executables} executable(s), "
                          f"{graph.compile_seconds:.2f} s")
+            if graph.runtime_checks or graph.eager_reruns:
+                lines.append(f"    {graph.runtime_checks} run-time check(s); {graph.eager_reruns} call(s) rerun "
+                             "eagerly (ties only the CPU kernel can order)")
         return "\n".join(lines)
 
 

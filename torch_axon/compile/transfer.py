@@ -8,7 +8,9 @@ device copy, counted in `copied_inputs`).
 
 Outputs: XLA allocates its results itself; each is adopted as axon device
 memory (the driver imports the buffer) without a copy, and is counted in
-axon's memory statistics while it lives.
+axon's memory statistics while it lives. The one exception is the small table
+of run-time check results (lowering/checks.py), which the host reads
+(`read_checks`): on a real chip, a copy of a few bytes to the host.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ def to_xla(tensor: torch.Tensor, xla_device):
 def from_xla(array, device_index: int) -> torch.Tensor:
     host = from_dlpack(_jax().buffer_to_dlpack_managed_tensor(array, stream=None))
     return _C._adopt_host_tensor(host, device_index)
+
+
+def read_checks(array) -> list[list[int]]:
+    """The [checks, 2] int64 check table of one call, as Python ints (never adopted as axon memory)."""
+    return from_dlpack(_jax().buffer_to_dlpack_managed_tensor(array, stream=None)).tolist()
 
 
 _DL_CPU = 1  # DLDeviceType.kDLCPU

@@ -2,7 +2,7 @@
 
 `LoweringContext` wraps the function being written (`FunctionBuilder`) and
 knows the FX node's output metadata, so lowerings stay one short function
-per op.
+per op. It also collects the run-time checks lowerings add (checks.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from .builder import FunctionBuilder, LoweringError, Value, i64_array
 class LoweringContext:
     def __init__(self, builder: FunctionBuilder) -> None:
         self.builder = builder
+        self.checks: list = []      # (RuntimeCheck, [position, value] int64 Value), in graph order
+
+    def add_check(self, check, row: Value) -> None:
+        """Returns `row` ([position, value]; position -1: passed) from the executable for `check`."""
+        self.checks.append((check, row))
 
     # ---- metadata -----------------------------------------------------------
     @staticmethod

@@ -8,7 +8,7 @@ on fakes of the actual call's inputs, so a graph captured with symbolic sizes
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.fx
@@ -27,6 +27,8 @@ class LoweredGraph:
     tensor_inputs: list[int]        # positions of the graph inputs passed to XLA
     outputs: list                   # per graph output: ("tensor", k) | ("input", i) | ("value", python value)
     output_meta: list               # fake tensors of the XLA results, in XLA order
+    # Run-time checks (checks.py): when present, the last XLA result is their [len(checks), 2] int64 table.
+    checks: list = field(default_factory=list)
 
 
 def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> None:
@@ -69,7 +71,7 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
         elif node.op == "call_function":
             env[node] = _lower_node(context, node, env)
         elif node.op == "output":
-            return _finish(builder, arguments, tensor_inputs, node, env, name)
+            return _finish(context, arguments, tensor_inputs, node, env, name)
         else:
             raise LoweringError(f"unexpected FX node {node.op} {node.target}")
     raise LoweringError("graph has no output")
@@ -121,7 +123,8 @@ def _lower_node(context: LoweringContext, node: torch.fx.Node, env):
     return result
 
 
-def _finish(builder, arguments, tensor_inputs, output_node, env, name) -> LoweredGraph:
+def _finish(context, arguments, tensor_inputs, output_node, env, name) -> LoweredGraph:
+    builder = context.builder
     results: list[Value] = []
     result_meta: list = []
     outputs: list = []
@@ -138,6 +141,11 @@ def _finish(builder, arguments, tensor_inputs, output_node, env, name) -> Lowere
                 result_meta.append(node.meta.get("axon_val"))
         else:
             outputs.append(("value", value))
+    if context.checks:
+        rows = [context.reshape(row, (1, 2)) for _, row in context.checks]
+        table = rows[0] if len(rows) == 1 else context.op("stablehlo.concatenate", rows, (len(rows), 2),
+                                                          torch.int64, "dimension = 0 : i64")
+        results.append(table)
     signature = ", ".join(f"{a.name}: {a.type}" for a in arguments)
     result_types = ", ".join(v.type for v in results)
     body = "\n    ".join(builder.lines)
@@ -147,4 +155,4 @@ def _finish(builder, arguments, tensor_inputs, output_node, env, name) -> Lowere
             f"    {body}\n"
             f'    "func.return"({returns}) : ({result_types}) -> ()\n'
             f"  }}\n}}\n")
-    return LoweredGraph(text, tensor_inputs, outputs, result_meta)
+    return LoweredGraph(text, tensor_inputs, outputs, result_meta, [check for check, _ in context.checks])

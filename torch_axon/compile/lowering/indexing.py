@@ -4,8 +4,10 @@ embedding, select_scatter / slice_scatter, masked_scatter.
 Every gather and scatter here uses *point* indices: an index tensor whose last
 dimension holds one full coordinate per element (slice sizes of 1 in the
 indexed dimensions), so one pair of helpers serves all ops. Out-of-range
-indices are an error in eager PyTorch; XLA clamps (gather) or drops (scatter)
-them instead, which cannot be checked at run time inside one executable.
+indices are an error in eager PyTorch, while XLA clamps (gather) or drops
+(scatter) them: every index a user passes goes through `checked_index`, which
+adds eager's bounds check (checks.py; raised after the call with eager's
+exception type) and counts negative indices from the end where eager does.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 import torch
 
 from .builder import LoweringError, Value, i64_array, scalar_region, tensor_type
+from .checks import check_condition, check_index_bounds
 from .context import LoweringContext, normalize_dim
 from .registry import lowers
 
@@ -28,6 +31,13 @@ def _out(context: LoweringContext, node):
 
 def _dims(values) -> str:
     return "[" + ", ".join(str(int(v)) for v in values) + "]"
+
+
+def checked_index(context: LoweringContext, node, index, size: int, dim: int, rank: int, **fields):
+    """`index` (a user's indices into a dimension of `size`) bounds-checked as the eager op checks them,
+    as int64 with negative entries counted from the end (where eager rejects them, the check fails first)."""
+    check_index_bounds(context, node, index, size, dim, rank, **fields)
+    return wrap_index(context, index, size)
 
 
 def wrap_index(context: LoweringContext, index, size: int):
@@ -106,7 +116,8 @@ def _gather(context, node, x, dim, index, sparse_grad=False):
         raise LoweringError("gather: index rank differs from input rank")
     if math.prod(index.shape) == 0:
         return context.constant(0, dtype, shape)
-    coordinates = _dim_coordinates(context, wrap_index(context, index, x.shape[dim]), dim, x.shape[dim])
+    index = checked_index(context, node, index, x.shape[dim], dim, x.rank)
+    coordinates = _dim_coordinates(context, index, dim, x.shape[dim])
     return point_gather(context, x, coordinates, list(range(x.rank)))
 
 
@@ -139,7 +150,8 @@ def _scatter(context, node, x, dim, index, src, kind, include_self=True, mean=Fa
     elif src.shape != index.shape:
         # scatter uses the leading index.shape block of src.
         src = context.slice(src, [0] * src.rank, index.shape)
-    coordinates = _dim_coordinates(context, wrap_index(context, index, x.shape[dim]), dim, x.shape[dim])
+    index = checked_index(context, node, index, x.shape[dim], dim, x.rank)
+    coordinates = _dim_coordinates(context, index, dim, x.shape[dim])
     dims = list(range(x.rank))
     x = context.convert(x, dtype)
     if mean:
@@ -188,8 +200,9 @@ def _scatter_reduce(context, node, x, dim, index, src, reduce, *, include_self=T
 
 
 # ---- advanced indexing --------------------------------------------------------
-def _advanced(context, x, indices):
-    """(permuted operand, [B..., k] coordinates, indexed dims, B, adjacent first dim or None)."""
+def _advanced(context, node, x, indices, check: bool = True):
+    """([B..., k] coordinates, indexed dims, B, adjacent first dim or None); `check`: add eager's bounds
+    checks (eager checks nothing when the result is empty)."""
     indices = list(indices) + [None] * (x.rank - len(indices))
     indexed = [d for d, i in enumerate(indices) if i is not None]
     if not indexed:
@@ -198,8 +211,9 @@ def _advanced(context, x, indices):
         if indices[d].dtype in (torch.bool, torch.uint8):
             raise LoweringError("boolean mask indexing (data-dependent shape)")
     batch = tuple(torch.broadcast_shapes(*[indices[d].shape for d in indexed]))
-    coordinates = stack_coordinates(context, [
-        context.broadcast(wrap_index(context, indices[d], x.shape[d]), batch) for d in indexed])
+    wrapped = [checked_index(context, node, indices[d], x.shape[d], d, x.rank) if check else
+               wrap_index(context, indices[d], x.shape[d]) for d in indexed]
+    coordinates = stack_coordinates(context, [context.broadcast(index, batch) for index in wrapped])
     adjacent = indexed == list(range(indexed[0], indexed[-1] + 1))
     return coordinates, indexed, batch, (indexed[0] if adjacent else None)
 
@@ -219,7 +233,7 @@ def _pytorch_order(context, value, batch, remaining_count, first, inverse=False)
 @lowers(aten.index.Tensor)
 def _index(context, node, x, indices):
     shape, dtype = _out(context, node)
-    coordinates, indexed, batch, first = _advanced(context, x, indices)
+    coordinates, indexed, batch, first = _advanced(context, node, x, indices, check=math.prod(shape) > 0)
     if math.prod(shape) == 0:
         return context.constant(0, dtype, shape)
     if math.prod(x.shape) == 0:
@@ -231,7 +245,7 @@ def _index(context, node, x, indices):
 @lowers(aten.index_put.default, aten._unsafe_index_put.default)
 def _index_put(context, node, x, indices, values, accumulate=False):
     shape, dtype = _out(context, node)
-    coordinates, indexed, batch, first = _advanced(context, x, indices)
+    coordinates, indexed, batch, first = _advanced(context, node, x, indices, check=math.prod(shape) > 0)
     if math.prod(batch) == 0 or math.prod(shape) == 0:
         return x
     remaining = [x.shape[d] for d in range(x.rank) if d not in indexed]
@@ -333,7 +347,8 @@ def _slice_scatter(context, node, x, src, dim=0, start=None, end=None, step=1):
 
 
 def _mask_positions(context, mask, shape, source_count):
-    """(flat bool mask, flat int64 rank of each element among the true ones, clamped to the source).
+    """(flat bool mask, flat int64 rank of each element among the true ones clamped to the source, flat
+    inclusive count of true elements so far).
 
     The rank is an inclusive running count (a reduce_window over all earlier elements) minus one.
     """
@@ -349,7 +364,7 @@ def _mask_positions(context, mask, shape, source_count):
     position = context.op("stablehlo.clamp", [context.constant(0, torch.int64, (total,)), position,
                                                context.constant(source_count - 1, torch.int64, (total,))],
                           (total,), torch.int64)
-    return mask, position
+    return mask, position, running
 
 
 @lowers(aten.masked_scatter.default)
@@ -362,7 +377,11 @@ def _masked_scatter(context, node, x, mask, source):
     source_count = math.prod(source.shape)
     if source_count == 0:
         raise LoweringError("masked_scatter with an empty source")
-    mask, position = _mask_positions(context, mask, shape, source_count)
+    mask, position, running = _mask_positions(context, mask, shape, source_count)
+    # Eager refuses a mask with more true elements than the source has (the clamp above would reuse the last).
+    too_many = context.compare(running, context.constant(source_count, torch.int64, running.shape), "GT")
+    check_condition(context, node, too_many, running, RuntimeError,
+                    "Number of elements of source < number of ones in mask")
     flat_source = context.reshape(context.convert(source, dtype), (source_count,))
     picked = point_gather(context, flat_source, stack_coordinates(context, [position]), [0])
     flat_x = context.reshape(context.broadcast(context.convert(x, dtype), shape), (total,))
@@ -379,7 +398,7 @@ def _masked_scatter_backward(context, node, grad, mask, sizes):
     if total == 0 or source_count == 0:
         return context.constant(0, dtype, shape)
     # Unselected elements add zero to a valid slot, so no index is ever out of range.
-    mask, position = _mask_positions(context, mask, grad.shape, source_count)
+    mask, position, _ = _mask_positions(context, mask, grad.shape, source_count)
     flat_grad = context.reshape(context.convert(grad, dtype), (total,))
     updates = context.select(mask, flat_grad, context.constant(0, dtype, (total,)))
     zeros = context.constant(0, dtype, (source_count,))
@@ -505,7 +524,7 @@ def _index_reduce(context, node, x, dim, index, source, reduce, *, include_self=
     dim = normalize_dim(dim, x.rank)
     kind = kinds[reduce]
     indices = [None] * dim + [context.reshape(index, (math.prod(index.shape),))]
-    coordinates, indexed, batch, first = _advanced(context, x, indices)
+    coordinates, indexed, batch, first = _advanced(context, node, x, indices)
     remaining = len(shape) - 1
     updates = _pytorch_order(context, context.convert(source, dtype), batch, remaining, first, inverse=True)
     result = context.convert(x, dtype)

@@ -1,5 +1,5 @@
-"""Pooling: max pooling with indices (+ backward), average pooling (+ backward), adaptive average pooling
-(+ backward), for any number of spatial dimensions the op has.
+"""Pooling: max pooling with indices (+ backward), max unpooling, average pooling (+ backward), adaptive
+average pooling (+ backward), for any number of spatial dimensions the op has.
 
 Window geometry comes from the output shape PyTorch computed (ceil_mode included),
 so padding beyond the input is derived, not re-derived from ceil_mode rules.
@@ -14,6 +14,7 @@ import math
 import torch
 
 from .builder import LoweringError, i64_array, scalar_region, tensor_type
+from .checks import check_index_bounds
 from .context import LoweringContext
 from .indexing import point_gather, point_scatter, stack_coordinates
 from .registry import lowers
@@ -145,6 +146,32 @@ def _scatter_to_indices(context, node, grad, indices, spatial):
     result = point_scatter(context, context.constant(0, compute, (lead, inputs)), coordinates, [0, 1], updates,
                            "add")
     return context.convert(context.reshape(result, shape), dtype)
+
+
+@lowers(aten.max_unpool2d.default, aten.max_unpool3d.default)
+def _max_unpool(context, node, x, indices, output_size, stride=None, padding=None):
+    """Each input element lands at its per-plane flat index of the output (zeros elsewhere). Indices are the
+    user's, so eager's bounds check applies; a slot named twice keeps the later element, as CPU's
+    sequential loop does (a scatter-max of input positions picks it, then one gather)."""
+    meta = context.meta(node)
+    shape, dtype = context.shape_of(meta), meta.dtype
+    spatial = len(output_size)
+    lead = math.prod(shape[:len(shape) - spatial])
+    plane, count = math.prod(output_size), math.prod(x.shape[x.rank - spatial:])
+    if lead * plane == 0 or count == 0:
+        return context.constant(0, dtype, shape)
+    flat_indices = context.reshape(indices, (lead, count))
+    check_index_bounds(context, node, flat_indices, plane, 0, x.rank,
+                       shape="x".join(str(int(s)) for s in output_size))
+    coordinates = stack_coordinates(context, [context.iota((lead, count), 0, torch.int64), flat_indices])
+    winner = point_scatter(context, context.constant(-1, torch.int64, (lead, plane)), coordinates, [0, 1],
+                           context.iota((lead, count), 1, torch.int64), "maximum")
+    taken = context.compare(winner, context.constant(0, torch.int64, (lead, plane)), "GE")
+    safe = context.select(taken, winner, context.constant(0, torch.int64, (lead, plane)))
+    picked = point_gather(context, context.reshape(context.convert(x, dtype), (lead, count)),
+                          stack_coordinates(context, [context.iota((lead, plane), 0, torch.int64), safe]), [0, 1])
+    result = context.select(taken, picked, context.constant(0, dtype, (lead, plane)))
+    return context.reshape(result, shape)
 
 
 @lowers(aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default)

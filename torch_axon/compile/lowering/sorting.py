@@ -1,8 +1,21 @@
 """Sorting: sort (values and int64 indices), topk — one stable stablehlo.sort over (values, iota).
 
-PyTorch orders NaN above every number (last ascending, first descending) and
-keeps equal elements in input order; a stable sort with a comparator that
-encodes the NaN rule gives exactly that. (cumsum/cumprod live in reduction.py.)
+PyTorch orders NaN above every number (last ascending, first descending); a
+stable sort with a comparator that encodes the NaN rule gives exactly what
+CPU's stable sort (std::stable_sort) gives. Equal elements are where the other
+cases differ (measured against the CPU kernels, torch 2.13):
+
+- unstable sort is std::sort (an insertion sort, hence stable, up to 16
+  elements; introsort beyond) or, for float/double/int/long on CPU builds with
+  x86-simd-sort, a SIMD quicksort;
+- topk is std::partial_sort (k * 64 <= n) or std::nth_element then std::sort.
+
+Neither order of equal elements can be written in StableHLO. So these
+lowerings are exact whenever the result is unique, and add a check
+(checks.check_unique) that sends a call with equal values where they matter
+to eager execution (the CPU kernel itself). topk(sorted=False) on the
+nth_element path returns the top k in nth_element's own order even without
+ties: it is not lowered. (cumsum/cumprod live in reduction.py.)
 """
 
 from __future__ import annotations
@@ -10,6 +23,7 @@ from __future__ import annotations
 import torch
 
 from .builder import LoweringError, tensor_type
+from .checks import check_unique
 from .context import LoweringContext, normalize_dim
 from .registry import lowers
 
@@ -54,16 +68,30 @@ def sort_with_indices(context: LoweringContext, x, dim: int, descending: bool):
                                     f"dimension = {dim} : i64, is_stable = true", _comparator(x.dtype, descending))
 
 
+# std::sort runs a (stable) insertion sort up to this many elements.
+_INSERTION_SORT_LIMIT = 16
+# Dtypes CPU builds with x86-simd-sort may sort with it instead (not stable at any size).
+_SIMD_SORT_DTYPES = (torch.float32, torch.float64, torch.int32, torch.int64)
+
+
 @lowers(aten.sort.default, aten.sort.stable)
 def _sort(context, node, x, *args, **kwargs):
     if node.target == aten.sort.stable:
         dim, descending = kwargs.get("dim", -1), kwargs.get("descending", False)
+        stable = bool(kwargs.get("stable"))
     else:
         dim = args[0] if args else kwargs.get("dim", -1)
         descending = args[1] if len(args) > 1 else kwargs.get("descending", False)
+        stable = False
     if x.rank == 0:
         return [x, context.constant(0, torch.int64)]
-    return sort_with_indices(context, x, normalize_dim(dim, x.rank), descending)
+    dim = normalize_dim(dim, x.rank)
+    values, indices = sort_with_indices(context, x, dim, descending)
+    length = x.shape[dim]
+    if not stable and (length > _INSERTION_SORT_LIMIT or x.dtype in _SIMD_SORT_DTYPES):
+        check_unique(context, node, values, dim, length,
+                     "met equal values, which the CPU kernel's unstable sort orders by its own algorithm")
+    return [values, indices]
 
 
 @lowers(aten.topk.default)
@@ -71,9 +99,16 @@ def _topk(context, node, x, k, dim=-1, largest=True, sorted=True):
     if x.rank == 0:
         return [x, context.constant(0, torch.int64)]
     dim = normalize_dim(dim, x.rank)
+    k, length = int(k), x.shape[dim]
+    if not sorted and k * 64 > length and k > 2:
+        raise LoweringError("topk(sorted=False): CPU's nth_element leaves the top k in an order of its own")
     values, indices = sort_with_indices(context, x, dim, largest)
+    if k:
+        check_unique(context, node, values, dim, min(k + 1, length),
+                     "met equal values within the top k + 1, which the CPU kernel's partial_sort / nth_element "
+                     "selects and orders by its own algorithm")
     limits = list(x.shape)
-    limits[dim] = int(k)
+    limits[dim] = k
     return [context.slice(values, [0] * x.rank, limits), context.slice(indices, [0] * x.rank, limits)]
 
 

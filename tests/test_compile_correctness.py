@@ -1,0 +1,319 @@
+"""torch.compile(backend="axon") gives eager's answers where data decides them: out-of-range indices raise
+eager's exception (StableHLO would clamp or drop them), negative indices wrap exactly where eager wraps them,
+and ties in topk / sort / arg-reductions are broken as the CPU kernels break them."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_axon.compile as axon_compile
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compile_state(tmp_path, monkeypatch):
+    monkeypatch.setenv("AXON_COMPILE_CACHE_DIR", str(tmp_path / "xla-cache"))
+    torch._dynamo.reset()
+    axon_compile.reset_report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+    torch._dynamo.reset()
+
+
+def _compile(function):
+    # strict: every op must lower, so these tests exercise the lowerings, never an eager fallback.
+    return torch.compile(function, backend="axon", options={"strict": True})
+
+
+def _outcome(function, *args):
+    """("ok", flat results on the CPU) or ("error", exception type), errors surfacing by a synchronize."""
+    try:
+        result = function(*args)
+        torch.axon.synchronize()
+    except (IndexError, RuntimeError) as error:
+        torch.axon.synchronize()
+        return "error", type(error)
+    leaves = torch.utils._pytree.tree_leaves(result)
+    return "ok", [leaf.cpu() for leaf in leaves]
+
+
+def _assert_same_outcome(compiled, eager, *args):
+    expected, got = _outcome(eager, *args), _outcome(compiled, *args)
+    assert got[0] == expected[0], f"eager: {expected}, compiled: {got}"
+    if expected[0] == "error":
+        assert got[1] is expected[1], f"eager raised {expected[1].__name__}, compiled raised {got[1].__name__}"
+    else:
+        for want, have in zip(expected[1], got[1]):
+            # Indices (integers) must be identical; computed floats may differ by rounding.
+            exact = {} if want.is_floating_point() else {"rtol": 0, "atol": 0}
+            torch.testing.assert_close(have, want, equal_nan=True, **exact)
+    return expected[0]
+
+
+def _axon(values, dtype=torch.int64):
+    return torch.tensor(values, dtype=dtype, device="axon")
+
+
+def _x():
+    return torch.arange(20.0, device="axon").reshape(4, 5)
+
+
+# ---- index bounds ------------------------------------------------------------------------------
+def _setitem(x, i):
+    x[i] = -1.0
+    return x
+
+
+# (name, function of (x [4, 5], i), index from a list of 2 values, size of the indexed dimension,
+#  whether eager counts negative indices from the end)
+_INDEX_OPS = [
+    ("getitem", lambda x, i: x[i], lambda v: _axon(v), 4, True),
+    ("getitem_dim1", lambda x, i: x[:, i], lambda v: _axon(v), 5, True),
+    ("getitem_two", lambda x, i: x[i, i.clamp(0, 4)], lambda v: _axon(v), 4, True),
+    ("take", lambda x, i: torch.take(x, i), lambda v: _axon([n * 5 for n in v]), 20, True),
+    ("gather", lambda x, i: torch.gather(x, 0, i), lambda v: _axon([v + [0, 0, 0]]), 4, False),
+    ("gather_dim1", lambda x, i: torch.gather(x, 1, i), lambda v: _axon([[v[0]], [v[1]], [0], [0]]), 5, False),
+    ("embedding", lambda x, i: F.embedding(i, x), lambda v: _axon([v]), 4, False),
+    ("embedding_int32", lambda x, i: F.embedding(i, x), lambda v: _axon(v, torch.int32), 4, False),
+    ("index_select", lambda x, i: torch.index_select(x, 0, i), lambda v: _axon(v), 4, False),
+    ("index_select_dim1", lambda x, i: torch.index_select(x, 1, i), lambda v: _axon(v), 5, False),
+    ("index_put", lambda x, i: x.index_put((i,), torch.tensor(-1.0, device="axon")), lambda v: _axon(v), 4, True),
+    ("index_put_accumulate", lambda x, i: x.index_put((i,), torch.ones(2, 5, device="axon"), accumulate=True),
+     lambda v: _axon(v), 4, True),
+    ("setitem", lambda x, i: _setitem(x.clone(), i), lambda v: _axon(v), 4, True),
+    ("index_add", lambda x, i: x.index_add(0, i, torch.ones(2, 5, device="axon")), lambda v: _axon(v), 4, False),
+    ("index_copy", lambda x, i: x.index_copy(0, i, torch.ones(2, 5, device="axon")), lambda v: _axon(v), 4,
+     False),
+    ("index_fill", lambda x, i: x.index_fill(0, i, -1.0), lambda v: _axon(v), 4, True),
+    ("index_reduce", lambda x, i: x.index_reduce(0, i, torch.full((2, 5), 2.0, device="axon"), "prod"),
+     lambda v: _axon(v), 4, False),
+    ("scatter_value", lambda x, i: x.scatter(0, i, -1.0), lambda v: _axon([v + [0, 0, 0]]), 4, False),
+    ("scatter_src", lambda x, i: x.scatter(0, i, -x), lambda v: _axon([v + [0, 0, 0]]), 4, False),
+    ("scatter_add", lambda x, i: x.scatter_add(0, i, x), lambda v: _axon([v + [0, 0, 0]]), 4, False),
+    ("scatter_reduce", lambda x, i: x.scatter_reduce(0, i, x, "amax"), lambda v: _axon([v + [0, 0, 0]]), 4,
+     False),
+    ("scatter_reduce_mean", lambda x, i: x.scatter_reduce(0, i, x, "mean", include_self=False),
+     lambda v: _axon([v + [0, 0, 0]]), 4, False),
+    ("cross_entropy", lambda x, i: F.cross_entropy(x[:2], i), lambda v: _axon(v), 5, False),
+    ("nll_loss_none", lambda x, i: F.nll_loss(x[:2], i, reduction="none"), lambda v: _axon(v), 5, False),
+    ("max_unpool2d", lambda x, i: F.max_unpool2d(x[:2, :2].reshape(1, 1, 2, 2), i, 2, output_size=[3, 5]),
+     lambda v: _axon([[[[v[0], 1], [v[1], 3]]]]), 15, False),
+    ("max_unpool1d", lambda x, i: F.max_unpool1d(x[:1, :2].reshape(1, 1, 2), i, 2, output_size=[5]),
+     lambda v: _axon([[v]]), 5, False),
+]
+
+
+@pytest.mark.parametrize("name,function,make_index,size,wraps", _INDEX_OPS, ids=[c[0] for c in _INDEX_OPS])
+def test_out_of_range_indices_raise_like_eager(name, function, make_index, size, wraps):
+    compiled = _compile(function)
+    x = _x()
+    assert _assert_same_outcome(compiled, function, x, make_index([1, 2])) == "ok"
+    lowest = -size if wraps else 0
+    for bad in (size, size + 5, lowest - 1, lowest - 7):
+        assert _assert_same_outcome(compiled, function, x, make_index([1, bad])) == "error", bad
+    # In range, counted from the end where eager does so (else an error there too).
+    for negative in (-1, -size):
+        _assert_same_outcome(compiled, function, x, make_index([negative, 0]))
+
+
+def test_first_example_of_the_issue():
+    compiled = _compile(lambda x, i: x[i])
+    with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 4"):
+        compiled(_x(), _axon([9, -7]))
+    torch.testing.assert_close(compiled(_x(), _axon([-1, -4])), _x()[[3, 0]])
+
+
+def test_messages_name_op_size_and_value():
+    x = _x()
+    with pytest.raises(RuntimeError, match=r"aten\.gather\.default .*index -1 is out of bounds for dimension 1 "
+                                           r"with size 5"):
+        _compile(lambda x, i: torch.gather(x, 1, i))(x, _axon([[0], [0], [-1], [0]]))
+    with pytest.raises(IndexError, match=r"aten\.embedding\.default .*index out of range in self"):
+        _compile(lambda x, i: F.embedding(i, x))(x, _axon([4]))
+    with pytest.raises(RuntimeError, match=r"aten\.index_add\.default \(lowered as aten\.index_put\.default\).*"
+                                           r"index -1 is out of bounds for dimension 0 with size 4"):
+        _compile(lambda x, i: x.index_add(0, i, torch.ones(1, 5, device="axon")))(x, _axon([-1]))
+    with pytest.raises(IndexError, match="tried to access index 20 on a tensor of 20 elements"):
+        _compile(lambda x, i: torch.take(x, i))(x, _axon([20]))
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        _compile(lambda x, t: F.cross_entropy(x, t))(x, _axon([0, 1, 7, 2]))
+
+
+def test_scatter_with_bad_index_raises_instead_of_dropping_updates():
+    x = torch.zeros(4, device="axon")
+    add = _compile(lambda x, i, v: x.index_put((i,), v, accumulate=True))
+    with pytest.raises(IndexError):
+        add(x, _axon([0, 6]), torch.ones(2, device="axon"))
+    scatter = _compile(lambda x, i, v: x.scatter_add(0, i, v))
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds"):
+        scatter(x, _axon([4, 0]), torch.ones(2, device="axon"))
+
+
+def test_in_place_index_update_of_an_input_raises_and_leaves_it_unchanged():
+    def update(x, i):
+        x[i] += 1
+
+    x = torch.zeros(4, device="axon")
+    compiled = _compile(update)
+    compiled(x, _axon([1, -1]))
+    assert x.cpu().tolist() == [0, 1, 0, 1]
+    with pytest.raises(IndexError):
+        compiled(x, _axon([1, 4]))
+    assert x.cpu().tolist() == [0, 1, 0, 1]
+
+
+def test_masked_scatter_with_too_short_source_raises():
+    function = _compile(lambda x, m, s: x.masked_scatter(m, s))
+    x, source = torch.zeros(5, device="axon"), torch.arange(1.0, 4.0, device="axon")
+    ok = _axon([1, 0, 1, 0, 1], torch.bool)
+    torch.testing.assert_close(function(x, ok, source), x.masked_scatter(ok, source))
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        function(x, _axon([1, 1, 0, 1, 1], torch.bool), source)
+
+
+def test_max_unpool_keeps_the_later_of_duplicate_indices():
+    function = lambda x, i: F.max_unpool1d(x, i, 2)  # noqa: E731
+    x, indices = torch.arange(1.0, 5.0, device="axon").view(1, 1, 4), _axon([[[0, 1, 1, 0]]])
+    torch.testing.assert_close(_compile(function)(x, indices), function(x, indices))
+
+
+def test_checks_compile_into_the_executable_and_cost_no_reruns():
+    function = _compile(lambda w, i, j: torch.gather(F.embedding(i, w), 1, j))
+    w, i, j = torch.randn(10, 4, device="axon"), _axon([[1, 2], [3, 9]]), _axon([[[0], [1]], [[1], [1]]])
+    torch.testing.assert_close(function(w, i, j), torch.gather(F.embedding(i, w), 1, j))
+    graph = axon_compile.report().graphs[0]
+    assert graph.runtime_checks == 2 and graph.eager_reruns == 0 and not graph.eager_ops
+
+
+# ---- tie-breaking ------------------------------------------------------------------------------
+def _patterns(length, dtype, seed=0):
+    """Rows with many kinds of ties (and, for floats, NaNs, signed zeros and infinities)."""
+    generator = torch.Generator().manual_seed(seed + length)
+
+    def integers(high):
+        return torch.randint(0, high, (length,), generator=generator).to(torch.float64)
+
+    rows = {"all_equal": torch.zeros(length), "three_values": integers(3),
+            "half_distinct": integers(max(2, length // 2)),
+            "distinct": torch.randperm(length, generator=generator).to(torch.float64)}
+    if dtype.is_floating_point:
+        chosen = torch.rand(length, generator=generator)
+        rows["nans"] = torch.where(chosen < 0.3, float("nan"), integers(3))
+        rows["signed_zeros"] = torch.where(chosen < 0.5, -0.0, 0.0)
+        rows["infinities"] = torch.where(chosen < 0.4, float("inf"), torch.where(chosen > 0.8, -float("inf"),
+                                                                                 integers(2)))
+    return {name: row.to(dtype).to("axon") for name, row in rows.items()}
+
+
+_TIE_DTYPES = [torch.float32, torch.bfloat16, torch.int64]
+_LENGTHS = [5, 16, 17, 40, 300]
+
+
+def _check_against_eager(function, dtype, lengths=_LENGTHS, shapes=("row",)):
+    for length in lengths:
+        torch._dynamo.reset()
+        compiled = _compile(function)
+        for name, row in _patterns(length, dtype).items():
+            for shape in shapes:
+                x = row if shape == "row" else row.view(length, 1).expand(length, 3).contiguous()
+                try:
+                    _assert_same_outcome(compiled, function, x)
+                except AssertionError as error:
+                    raise AssertionError(f"{dtype}, length {length}, {name}, {shape}: {error}") from None
+
+
+@pytest.mark.parametrize("dtype", _TIE_DTYPES, ids=str)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_ties_match_eager(dtype, largest):
+    def topk(x):
+        length = x.shape[-1]
+        return [torch.topk(x, k, largest=largest) for k in sorted({1, 2, length // 2, length})]
+
+    _check_against_eager(topk, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+def test_topk_unsorted_and_along_dim0_match_eager(dtype):
+    _check_against_eager(lambda x: torch.topk(x, 2, sorted=False), dtype, lengths=[5, 300])
+    _check_against_eager(lambda x: torch.topk(x, 1, dim=0, sorted=False), dtype, lengths=[17], shapes=("column",))
+    _check_against_eager(lambda x: torch.topk(x, 3, dim=0), dtype, lengths=[17, 300], shapes=("column",))
+
+
+@pytest.mark.parametrize("dtype", _TIE_DTYPES + [torch.bool], ids=str)
+@pytest.mark.parametrize("stable", [False, True])
+def test_sort_and_argsort_ties_match_eager(dtype, stable):
+    def sort(x):
+        return (torch.sort(x, stable=stable), torch.sort(x, descending=True, stable=stable),
+                torch.argsort(x, stable=stable), torch.argsort(x, dim=0, descending=True, stable=stable))
+
+    if dtype == torch.bool:
+        _check_against_eager(lambda x: sort(x > 0), torch.float32, lengths=[5, 40])
+    else:
+        _check_against_eager(sort, dtype)
+
+
+@pytest.mark.parametrize("dtype", _TIE_DTYPES + [torch.bool], ids=str)
+def test_arg_reductions_match_eager(dtype):
+    def reductions(x):
+        return (torch.argmax(x), torch.argmin(x), torch.argmax(x, dim=0), torch.argmin(x, dim=0, keepdim=True),
+                torch.max(x, dim=0), torch.min(x, dim=0))
+
+    if dtype == torch.bool:  # argmax/argmin refuse bool
+        _check_against_eager(lambda x: (torch.max(x > 0, dim=0), torch.min(x > 0, dim=0)), torch.float32,
+                             lengths=[5, 300], shapes=("row", "column"))
+    else:
+        _check_against_eager(reductions, dtype, lengths=[5, 17, 300], shapes=("row", "column"))
+
+
+def test_cumulative_extremes_and_unlowered_selections_match_eager():
+    def selections(x):
+        return (torch.cummax(x, 0), torch.cummin(x, 0), torch.kthvalue(x, 2), torch.median(x, dim=0),
+                torch.mode(x))
+
+    function = selections
+    for length in (5, 40):
+        torch._dynamo.reset()
+        compiled = torch.compile(function, backend="axon")
+        for name, row in _patterns(length, torch.float32).items():
+            _assert_same_outcome(compiled, function, row)
+
+
+def test_unique_results_stay_compiled_and_ties_rerun_eagerly():
+    function = _compile(lambda x: torch.topk(x, 4))
+    distinct = torch.randperm(64, device="axon").float()
+    torch.testing.assert_close(function(distinct), torch.topk(distinct, 4), rtol=0, atol=0)
+    graph = axon_compile.report().graphs[0]
+    assert graph.eager_reruns == 0
+    tied = torch.zeros(64, device="axon")
+    values, indices = function(tied)
+    assert torch.equal(indices.cpu(), torch.topk(tied, 4).indices.cpu())
+    assert graph.eager_reruns == 1
+
+
+def test_moe_router_with_tied_scores_matches_eager():
+    tokens, experts, hidden, k = 32, 8, 16, 2
+
+    def route(x, gate, expert_weights):
+        scores = (x @ gate).round()  # coarse scores: many ties between experts
+        top_scores, top_experts = torch.topk(scores, k, dim=-1)
+        weights = top_scores.softmax(-1)
+        chosen = F.embedding(top_experts, expert_weights)  # [tokens, k, hidden]
+        mixed = (weights.unsqueeze(-1) * chosen).sum(1)
+        load = torch.zeros(experts, device=x.device).index_add(0, top_experts.flatten(),
+                                                                torch.ones(tokens * k, device=x.device))
+        return mixed, top_experts, load
+
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(tokens, hidden, generator=generator).to("axon")
+    gate = (torch.randn(hidden, experts, generator=generator) * 0.1).to("axon")
+    expert_weights = torch.randn(experts, hidden, generator=generator).to("axon")
+    assert (route(x, gate, expert_weights)[0] == 0).sum() < tokens * hidden  # sanity
+    compiled = _compile(route)
+    for _ in range(2):
+        got, want = compiled(x, gate, expert_weights), route(x, gate, expert_weights)
+        torch.testing.assert_close(got[0], want[0])
+        assert torch.equal(got[1].cpu(), want[1].cpu()) and torch.equal(got[2].cpu(), want[2].cpu())
