@@ -115,12 +115,12 @@ def values_close(actual, expected, ulps=TOLERANCE_ULPS):
     """Exact for integers and bool; for floats, equal specials (nan, inf) and finite values within tolerance."""
     if expected.dtype not in EPSILON:
         return torch.equal(actual, expected)
+    epsilon = EPSILON[expected.dtype]
     wide = torch.complex128 if expected.dtype.is_complex else torch.float64
     actual, expected = actual.to(wide), expected.to(wide)
     finite = torch.isfinite(expected)
     scale = max(1.0, float(expected[finite].abs().max())) if bool(finite.any()) else 1.0
-    tolerance = EPSILON[expected.dtype if expected.dtype in EPSILON else wide] * ulps
-    allowed = tolerance * (expected.abs() + scale)
+    allowed = epsilon * ulps * (expected.abs() + scale)
     within = finite & torch.isfinite(actual) & ((actual - expected).abs() <= allowed)
     same_special = (actual == expected) | (torch.isnan(actual) & torch.isnan(expected))
     return bool((within | same_special).all())

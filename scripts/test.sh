@@ -22,5 +22,6 @@ echo "== operator conformance (deterministic OpInfo sample; full run: python -m 
 echo "== StableHLO lowering coverage over OpInfo (issue target: >= 95% of ops with core-ATen decompositions) =="
 .venv/bin/python -m conformance.lowering_coverage --min-rate 0.95 > /dev/null
 
+echo "== differential fuzzer: 40 seeds past the pytest batch, through the CLI (docs/fuzzing.md) ==" && .venv/bin/python -m fuzz --seed-start 100000 --seeds 40 --minutes 3 --output build/fuzz-ci
 echo "== main job (short) =="
 .venv/bin/python examples/train.py --steps 10

@@ -1,0 +1,145 @@
+"""The compile path: a program's pure-functional part through torch.compile(backend="axon").
+
+From a program, the inputs are its `make(...)` tensors on D0 and the body is
+every later statement marked functional (no mutation, no streams, no host
+round trip, on D0) whose operands are inputs or body results. The body
+becomes `def fn(inputs): ...; return results`, run eagerly on the CPU and
+compiled on axon; dtypes, shapes and values must agree (values within a
+tolerance that allows XLA's own rounding and its own transcendental
+functions; strides are not compared, compiled graphs choose their layouts).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from . import prelude
+from .execution import Failure, Verdict
+from .program import Program
+
+# Tolerance in units of roundoff, per dtype: XLA fuses and reorders, and its exp/tanh/... are its own.
+COMPILE_ULPS = {torch.float16: 32, torch.bfloat16: 16, torch.float32: 1024, torch.float64: 2**20,
+                torch.complex64: 1024}
+
+
+def functional_part(program: Program) -> tuple[list[int], list[int], list[str]]:
+    """(input statement indices, body statement indices, output names); empty body if nothing qualifies."""
+    inputs, body, available = [], [], set()
+    for index, statement in enumerate(program.statements):
+        if statement.expects_error:
+            break
+        defined_on_d0 = all(program.devices.get(name, 0) == 0 for name in statement.defines)
+        if statement.label == "make" and statement.stream is None and defined_on_d0:
+            inputs.append(index)
+            available.update(statement.defines)
+        elif statement.functional and set(statement.uses) <= available:
+            body.append(index)
+            available.update(statement.defines)
+    outputs = [name for index in body for name in program.statements[index].defines]
+    return inputs, body, outputs
+
+
+def source(program: Program, inputs: list[int], body: list[int], outputs: list[str]) -> str:
+    parameters = ", ".join(name for index in inputs for name in program.statements[index].defines)
+    lines = [f"def fn({parameters}):"] + [f"    {program.statements[index].code}" for index in body]
+    lines.append(f"    return ({', '.join(outputs)},)")
+    return "\n".join(lines)
+
+
+def _inputs(program: Program, inputs: list[int], device_type: str) -> list[torch.Tensor]:
+    namespace = prelude.bindings(device_type)
+    values = []
+    for index in inputs:
+        statement = program.statements[index]
+        exec(compile(statement.code, "<input>", "exec"), namespace)  # noqa: S102  generated code
+        values += [namespace[name] for name in statement.defines]
+    return values
+
+
+def check_compiled(program: Program) -> Verdict:
+    """Compiles the functional part on axon and compares it with eager CPU; no failure if there is no body."""
+    inputs, body, outputs = functional_part(program)
+    if not body:
+        return Verdict(None, "compile: no functional part")
+    text = source(program, inputs, body, outputs)
+    functions = {}
+    for device_type in ("cpu", "axon"):  # `D0` inside the body is the device of its run
+        namespace = prelude.bindings(device_type)
+        exec(compile(text, "<fuzz fn>", "exec"), namespace)  # noqa: S102  generated code
+        functions[device_type] = namespace["fn"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = functions["cpu"](*_inputs(program, inputs, "cpu"))
+        torch._dynamo.reset()
+        try:
+            compiled = torch.compile(functions["axon"], backend="axon")
+            actual = compiled(*_inputs(program, inputs, "axon"))
+            torch.axon.synchronize()
+        except Exception as error:  # noqa: BLE001  the exception is the result
+            message = str(error).strip().splitlines()[0][:400] if str(error).strip() else ""
+            return Verdict(Failure("compile error", body[-1], f"compile:{type(error).__name__}", message))
+        finally:
+            torch._dynamo.reset()
+    defined = program.defining_index()
+    for name, got, want in zip(outputs, actual, expected):
+        index = defined[name]
+        label = program.statements[index].label
+        if not isinstance(got, torch.Tensor) or got.device.type != "axon":
+            where = got.device if isinstance(got, torch.Tensor) else type(got).__name__
+            return Verdict(Failure("compiled device", index, label, f"{name}: {where}, expected axon"))
+        if got.dtype != want.dtype:
+            return Verdict(Failure("compiled dtype", index, label, f"{name}: axon {got.dtype}, CPU {want.dtype}"))
+        if got.shape != want.shape:
+            return Verdict(Failure("compiled shape", index, label,
+                                   f"{name}: axon {tuple(got.shape)}, CPU {tuple(want.shape)}"))
+        on_host = got.detach().cpu().resolve_conj().resolve_neg()
+        if not prelude.values_close(on_host, want.resolve_conj().resolve_neg(), COMPILE_ULPS.get(want.dtype, 16)):
+            return Verdict(Failure("compiled values", index, label,
+                                   f"{name}: {prelude._value_difference(on_host, want.resolve_conj())}"))
+    return Verdict(None, f"compile: {len(body)} statements, {len(outputs)} outputs", compared=len(outputs))
+
+
+def reproducer(program: Program, headline: str = "") -> str:
+    """A standalone script for a compile-path failure: exit status 1 while compiled axon differs from CPU eager."""
+    inputs, body, outputs = functional_part(program)
+    names = [name for index in inputs for name in program.statements[index].defines]
+    make_lines = [f"    {program.statements[index].code}" for index in inputs]
+    header = [f"# Axon fuzz reproducer (compile path): seed {program.seed}, {len(body)} statements"
+              f"{f' ({program.origin})' if program.origin else ''}."]
+    header += [f"# {line}" for line in headline.splitlines()]
+    header.append("# Run: .venv/bin/python <this file>  (exit status 1 while compiled axon differs from CPU eager)")
+    main = f'''
+COMPILE_ULPS = {{torch.float16: 32, torch.bfloat16: 16, torch.float32: 1024, torch.float64: 2**20, torch.complex64: 1024}}
+
+
+def inputs(D0):
+{chr(10).join(make_lines) or "    pass"}
+    return [{", ".join(names)}]
+
+
+{source(program, inputs, body, outputs).replace("def fn(", "def fn(", 1)}
+
+
+if __name__ == "__main__":
+    import sys
+
+    D0 = "cpu"
+    expected = fn(*inputs("cpu"))
+    D0 = "axon:0"
+    actual = torch.compile(fn, backend="axon")(*inputs("axon:0"))
+    failed = 0
+    for index, (got, want) in enumerate(zip(actual, expected)):
+        got = got.cpu()
+        same = got.dtype == want.dtype and got.shape == want.shape and values_close(
+            got.resolve_conj(), want.resolve_conj(), COMPILE_ULPS.get(want.dtype, 16))
+        if not same:
+            failed += 1
+            print(f"output {{index}}: axon {{got.dtype}} {{tuple(got.shape)}} {{got.flatten()[:8].tolist()}}; "
+                  f"CPU {{want.dtype}} {{tuple(want.shape)}} {{want.flatten()[:8].tolist()}}")
+    print(f"{{failed}} output(s) differ" if failed else "compiled axon matches CPU eager")
+    sys.exit(1 if failed else 0)
+'''
+    from .program import PRELUDE_PATH
+    return "\n".join([*header, "", PRELUDE_PATH.read_text().strip(), "", main.strip(), ""])
