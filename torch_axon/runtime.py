@@ -32,12 +32,16 @@ def _drain_autograd_device_threads() -> None:
     it through C++ frames that cannot be unwound, and the process aborts
     ("terminate called without an active exception"). A tiny backward per
     used device, queued behind that cleanup, returns only once each thread
-    is past it.
+    is past it; a short sleep then lets the threads drop their references to
+    the probes too (that release also needs the GIL, which sleeping frees).
     """
+    import time
+
     import torch
 
     if _C._is_shut_down() or _C._device_count() == 0:
         return
+    used = False
     try:
         for index in range(_C._device_count()):
             if torch.axon.memory_stats(index).get("allocation.all.peak", 0) == 0:
@@ -45,6 +49,9 @@ def _drain_autograd_device_threads() -> None:
             for _ in range(2):  # the second passes behind anything the first overtook
                 probe = torch.zeros(1, device=f"axon:{index}", requires_grad=True)
                 (probe * 1).sum().backward()
+            used = True
+        if used:
+            time.sleep(0.02)
     except Exception:  # noqa: BLE001  exiting: nothing is left to report to
         pass
 
