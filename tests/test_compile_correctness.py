@@ -282,6 +282,15 @@ def test_cumulative_extremes_and_unlowered_selections_match_eager():
             _assert_same_outcome(compiled, function, row)
 
 
+def test_unsorted_topk_on_the_nth_element_path_runs_eagerly():
+    function = lambda x: torch.topk(x, 3, sorted=False)  # noqa: E731  (k * 64 > n: nth_element's own order)
+    x = torch.randperm(40, device="axon").float()
+    compiled = torch.compile(function, backend="axon")
+    values, indices = compiled(x)
+    assert torch.equal(indices.cpu(), function(x).indices.cpu())
+    assert axon_compile.report().eager_ops["aten.topk.default"] == 1
+
+
 def test_unique_results_stay_compiled_and_ties_rerun_eagerly():
     function = _compile(lambda x: torch.topk(x, 4))
     distinct = torch.randperm(64, device="axon").float()
@@ -299,8 +308,8 @@ def test_moe_router_with_tied_scores_matches_eager():
 
     def route(x, gate, expert_weights):
         scores = (x @ gate).round()  # coarse scores: many ties between experts
-        top_scores, top_experts = torch.topk(scores, k, dim=-1)
-        weights = top_scores.softmax(-1)
+        _, top_experts = torch.topk(scores, k, dim=-1)
+        weights = torch.gather(scores, 1, top_experts).softmax(-1)
         chosen = F.embedding(top_experts, expert_weights)  # [tokens, k, hidden]
         mixed = (weights.unsqueeze(-1) * chosen).sum(1)
         load = torch.zeros(experts, device=x.device).index_add(0, top_experts.flatten(),
@@ -317,3 +326,4 @@ def test_moe_router_with_tied_scores_matches_eager():
         got, want = compiled(x, gate, expert_weights), route(x, gate, expert_weights)
         torch.testing.assert_close(got[0], want[0])
         assert torch.equal(got[1].cpu(), want[1].cpu()) and torch.equal(got[2].cpu(), want[2].cpu())
+    assert sum(graph.eager_reruns for graph in axon_compile.report().graphs) == 2  # the ties were there

@@ -167,11 +167,6 @@ def check_condition(context, node, failed: Value, value: Value, error: type, mes
     context.add_check(check, first_failure(context, failed, value))
 
 
-def negative_wraps(node, dim: int, rank: int) -> bool:
-    rule = index_rule(node, dim, rank)
-    return rule is None or rule.negative_wraps
-
-
 def equivalent(context, a: Value, b: Value) -> Value:
     """a and b compare equal under PyTorch's sort order: equal, or both NaN."""
     same = context.compare(a, b, "EQ")
