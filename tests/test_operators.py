@@ -178,3 +178,52 @@ def test_gradients_match_cpu_for_a_cnn():
     axon_model(x.to("axon")).sum().backward()
     for cpu_grad, parameter in zip(cpu_grads, axon_model.parameters()):
         same(parameter.grad, cpu_grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_batch_norm_on_strided_inputs(dtype):
+    # The CPU's native_batch_norm.out mishandles strided inputs; the
+    # functional kernel is right. Axon must give the functional answer.
+    torch.manual_seed(0)
+    x = torch.randn(4, 10, dtype=dtype)
+    cpu_norm = torch.nn.BatchNorm1d(5, dtype=dtype)
+    axon_norm = copy.deepcopy(cpu_norm).to("axon")
+    expected = cpu_norm(x[:, ::2])
+    actual = axon_norm(x.to("axon")[:, ::2])
+    same(actual, expected, rtol=1e-2, atol=1e-2) if dtype == torch.bfloat16 else same(actual, expected)
+    same(axon_norm.running_mean, cpu_norm.running_mean)
+    grad = torch.randn(8, 10, dtype=dtype)[::2, ::2]
+    x_cpu = x[:, ::2].clone().requires_grad_()
+    x_axon = x.to("axon")[:, ::2].clone().requires_grad_()
+    cpu_norm(x_cpu).backward(grad)
+    axon_norm(x_axon).backward(grad.to("axon"))
+    tolerance = {"rtol": 5e-2, "atol": 5e-2} if dtype == torch.bfloat16 else {}
+    same(x_axon.grad, x_cpu.grad, **tolerance)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.float32])
+@pytest.mark.parametrize("left", [True, False])
+def test_linear_solves_on_either_side(dtype, left):
+    torch.manual_seed(0)
+    a = torch.randn(3, 3, dtype=dtype) + 3 * torch.eye(3)
+    b = torch.randn(3, 2, dtype=dtype) if left else torch.randn(1, 3, dtype=dtype)
+    solution = torch.linalg.solve(a.to("axon"), b.to("axon"), left=left).cpu()
+    residual = (a @ solution - b) if left else (solution @ a - b)
+    assert residual.abs().max() < 1e-4
+    factors, pivots = torch.linalg.lu_factor(a)
+    for adjoint in (False, True):
+        expected = torch.linalg.lu_solve(factors, pivots, b, left=left, adjoint=adjoint)
+        same(torch.linalg.lu_solve(factors.to("axon"), pivots.to("axon"), b.to("axon"), left=left, adjoint=adjoint),
+             expected)
+
+
+def test_cpu_index_tensors_index_axon_tensors():
+    values = torch.arange(10.0, device="axon")
+    assert values[torch.tensor([1, 2])].cpu().tolist() == [1.0, 2.0]
+    assert values[torch.tensor([True] + [False] * 9)].cpu().tolist() == [0.0]
+    values[torch.tensor([3, 4])] = 7.0
+    values.index_put_((torch.tensor([0]),), torch.tensor(-1.0, device="axon"), accumulate=True)
+    values.index_fill_(0, torch.tensor([9]), 5.0)
+    assert values.cpu().tolist() == [-1.0, 1, 2, 7, 7, 5, 6, 7, 8, 5]
+    matrix = torch.arange(12.0, device="axon").reshape(3, 4)
+    same(matrix[torch.tensor([0, 2]), 1:], torch.arange(12.0).reshape(3, 4)[torch.tensor([0, 2]), 1:])

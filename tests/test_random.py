@@ -125,3 +125,25 @@ def test_default_generators_are_the_seeded_generators():
     first = torch.rand(4, device="axon")
     torch.axon.default_generators[0].set_state(state)
     assert torch.equal(torch.rand(4, device="axon"), first)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_random_on_unsigned_dtypes(dtype):
+    drawn = torch.empty(2000, dtype=dtype, device="axon").random_().cpu().double()
+    assert drawn.min() >= 0 and drawn.unique().numel() > 1000
+    bounded = torch.randint(3, 9, (500,), dtype=dtype, device="axon").cpu().double()
+    assert bounded.min() >= 3 and bounded.max() <= 8
+
+
+def test_random_bounds_are_checked_as_on_the_cpu():
+    for device in ("cpu", "axon"):
+        with pytest.raises(RuntimeError, match="from is out of bounds for short int"):
+            torch.empty(3, dtype=torch.int16, device=device).random_(-40000, 5)
+        with pytest.raises(RuntimeError, match="to - 1 is out of bounds for unsigned char"):
+            torch.empty(3, dtype=torch.uint8, device=device).random_(0, 1000)
+
+
+def test_complex_uniform_and_rand():
+    values = torch.empty(4000, dtype=torch.complex64, device="axon").uniform_(2, 3).cpu()
+    assert 2 <= values.real.min() and values.real.max() < 3 and 2 <= values.imag.min() and values.imag.max() < 3
+    assert torch.rand(3, dtype=torch.complex128, device="axon").dtype == torch.complex128
