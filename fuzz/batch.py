@@ -54,6 +54,7 @@ def run_seed(seed: int, with_compile: bool = False, shrink: bool = True, minimiz
         result.known = known_issue(verdict.failure, program)
         if shrink and not result.flaky:
             result.minimized = shrink_program(program, verdict.failure, path, minimize_seconds)
+            result.failure = checker(result.minimized).failure or result.failure  # indices of the minimized one
             result.known = result.known or known_issue(verdict.failure, result.minimized)
         break
     result.seconds = time.monotonic() - started

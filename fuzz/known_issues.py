@@ -41,6 +41,10 @@ KNOWN_ISSUES = (
                or (failure.kind in ("error type", "missing error") and "AXON_ERROR_TASK_FAILED" in failure.detail)),
     KnownIssue("in-place-smaller-self", "in-place ops on a smaller self resize it instead of raising",
                lambda failure, program: failure.kind == "missing error" and failure.label == "error.in_place_broadcast"),
+    # Found by this fuzzer (issue 9), reported with a reproducer:
+    KnownIssue("compile-sign-bool", "torch.compile: sign of a bool tensor lowers to stablehlo.sign on i1, which "
+               "XLA rejects", lambda failure, program: failure.kind == "compile error"
+               and "stablehlo.sign" in failure.detail),
 )
 
 

@@ -47,6 +47,11 @@ SCALAR = (
     ("div", "torch.div({a}, 4, rounding_mode='trunc')", True, True), ("gt", "{a} > {s}", True, True),
     ("eq", "{a} == {s}", True, True), ("clamp", "torch.clamp({a}, min={s})", True, False),
     ("pow", "torch.pow({a}, 0.5)", False, False), ("rsub", "torch.rsub({a}, {s})", True, False),
+    # 0-dim CPU tensors may meet device tensors (they act as scalars) and promote like them.
+    ("add", "{a} + torch.tensor({s})", True, False), ("mul", "torch.mul({a}, torch.tensor({s}, dtype=torch.float64))", True, False),
+    ("maximum", "torch.maximum({a}, torch.tensor(1, dtype={dtype}))", True, False),
+    ("where", "torch.where({a} != 0, {a}, torch.tensor(-1.5))", True, False),
+    ("clamp", "torch.clamp({a}, min=torch.tensor(-1), max=torch.tensor(2))", True, False),
 )
 
 CASTS = ("torch.float32", "torch.float64", "torch.bfloat16", "torch.float16", "torch.int64", "torch.int32",
@@ -83,7 +88,7 @@ def with_scalar(g):
     if a is None:
         return None
     name = fresh(g)
-    code = f"{name} = {template.format(a=a, s=scalar(g, g.value(a).dtype))}"
+    code = f"{name} = {template.format(a=a, s=scalar(g, g.value(a).dtype), dtype=g.value(a).dtype)}"
     return Proposal(code, label, {name: g.devices[a]}, reads=(a,), exact=exact)
 
 

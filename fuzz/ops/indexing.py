@@ -18,7 +18,11 @@ def gather_like(g):
     shape, ndim = tuple(tensor.shape), tensor.dim()
     d = g.rng.randrange(ndim)
     count = g.rng.randint(0 if g.rng.random() < 0.1 else 1, 4)
-    choice = g.rng.randrange(7)
+    choice = g.rng.randrange(8)
+    if choice == 7:
+        name = fresh(g)
+        rows = [g.rng.randrange(-shape[0], shape[0]) for _ in range(max(count, 1))]
+        return Proposal(f"{name} = {x}[{rows}]", "index.list", {name: device}, reads=(x,))
     if choice == 0:
         index = g.index_tensor((count,), shape[0], device, low=-shape[0] if g.rng.random() < 0.3 else 0)
         code, label = f"{x}[{index}]", "index"

@@ -93,8 +93,17 @@ def scatter_like(g):
     index = g.index_tensor((count,), tensor.shape[d], device)
     source_shape = list(tensor.shape)
     source_shape[d] = count
-    choice = g.rng.randrange(4)
-    if choice == 0:
+    choice = g.rng.randrange(6)
+    if choice == 4:
+        m = mask(g, tensor.shape, device)
+        source = g.require((tensor.numel(),), device, tensor.dtype, exact=True)
+        code, label, reads = f"{x}.masked_scatter_({m}, {source})", "masked_scatter_", (x, m, source)
+    elif choice == 5:
+        index = g.index_tensor((1,), tensor.shape[d], device)
+        source_shape[d] = 1
+        source = g.require(tuple(source_shape), device, tensor.dtype, exact=True)
+        code, label, reads = f"{x}.index_copy_({d}, {index}, {source})", "index_copy_", (x, index, source)
+    elif choice == 0:
         source = g.require(tuple(source_shape), device, tensor.dtype, exact=True)
         code, label, reads = f"{x}.index_add_({d}, {index}, {source})", "index_add_", (x, index, source)
     elif choice == 1:

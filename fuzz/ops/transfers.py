@@ -19,11 +19,15 @@ def across_devices(g):
     name = fresh(g)
     if g.rng.random() < 0.6:
         blocking = "" if g.rng.random() < 0.5 else "non_blocking=True, "
-        code = f"{name} = {x}.to(D{target}, {blocking}copy=True)"
+        dtype = f"dtype={g.random_dtype()}, " if g.rng.random() < 0.25 else ""
+        code = f"{name} = {x}.to(D{target}, {dtype}{blocking}copy=True)"
         defines = {name: target}
+        if dtype and g.value(x).is_floating_point() and not g.is_exact(x):
+            return None  # a cast to an integer dtype needs exact values
     else:
         tensor = g.value(x)
-        y = g.pick(target, pred=lambda _, t: t.shape == tensor.shape)
+        y = g.pick(target, pred=lambda _, t: t.shape == tensor.shape or (
+            t.dim() >= tensor.dim() and tuple(t.shape[t.dim() - tensor.dim():]) == tuple(tensor.shape)))
         if y is None:
             return None
         return Proposal(f"{y}.copy_({x})", "copy.device_to_device", reads=(x,), writes=(y,), functional=False,
