@@ -16,6 +16,8 @@ PYTORCH_TESTING_DEVICE_ONLY_FOR=<device>, the working directory set to TEST_DIR 
 under a wall-clock timeout (SIGINT, then SIGKILL). Results are recorded test by test through a small
 pytest plugin (this file, loaded with `-p`), so a file that times out still reports what it ran.
 
+`--shuffle SEED` runs tests in a seeded random order, so a SPEC cut by its timeout reports a fair sample.
+
 Printed: passed / failed / errors / skipped per SPEC and the pass rate of non-skipped tests overall.
 Written to --out: failures.txt (`test id | first line of the message`), summary.json, <spec>.xml,
 <spec>.log (pytest's output) and <spec>.jsonl (one line per test).
@@ -79,6 +81,15 @@ def pytest_runtest_logreport(report):  # noqa: D401 - pytest hook
         outcome = "xfailed" if report.skipped else "xpassed"
     _record({"id": report.nodeid, "when": report.when, "outcome": outcome, "message": _message(report),
              "duration": round(getattr(report, "duration", 0.0), 3)})
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """With RUN_UPSTREAM_TESTS_SHUFFLE=<seed>, runs the tests in a seeded random order, so that a run cut by
+    its timeout is a fair sample of the whole selection instead of its alphabetical head."""
+    seed = os.environ.get(LOG_ENV + "_SHUFFLE") if os.environ.get(LOG_ENV) else None
+    if seed:
+        import random
+        random.Random(int(seed)).shuffle(items)
 
 
 def pytest_collectreport(report):
@@ -155,6 +166,8 @@ def _run_one(args, test_dir: Path, out: Path, name: str, targets: list[str], exp
     here = str(Path(__file__).resolve().parent)
     env["PYTHONPATH"] = os.pathsep.join([str(test_dir), here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.setdefault("PYTHONUNBUFFERED", "1")
+    if args.shuffle is not None:
+        env[LOG_ENV + "_SHUFFLE"] = str(args.shuffle)
     command = [args.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", Path(__file__).stem, "-q", "-rf",
                f"--junitxml={out / (name + '.xml')}", "-o", "junit_family=xunit1"]
     if expr:
@@ -206,10 +219,12 @@ def main(argv=None) -> int:
     parser.add_argument("--ids", type=Path, default=None, help="rerun the test ids listed in this file")
     parser.add_argument("--nice", type=int, default=15, help="niceness of the pytest processes (0: none)")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--shuffle", type=int, default=None, metavar="SEED",
+                        help="run each SPEC's tests in a seeded random order (a timed-out run is then a fair sample)")
     parser.add_argument("--failures", type=Path, default=None, help="failure list (default OUT/failures.txt)")
     parser.add_argument("--pytest-arg", dest="pytest_args", action="append", default=[],
                         help="extra pytest argument (repeatable), e.g. --pytest-arg=--maxfail=500")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     test_dir = args.test_dir.resolve()
     out = (args.out or test_dir.parent / "results").resolve()
     out.mkdir(parents=True, exist_ok=True)
