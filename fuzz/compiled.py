@@ -122,7 +122,8 @@ def reproducer(program: Program, headline: str = "") -> str:
     header += [f"# {line}" for line in headline.splitlines()]
     header.append("# Run: .venv/bin/python <this file>  (exit status 1 while compiled axon differs from CPU eager)")
     main = f'''
-COMPILE_ULPS = {{torch.float16: 32, torch.bfloat16: 16, torch.float32: 1024, torch.float64: 2**20, torch.complex64: 1024}}
+COMPILE_ULPS = {{torch.float16: 32, torch.bfloat16: 16, torch.float32: 1024, torch.float64: 2**20,
+                torch.complex64: 1024}}
 
 
 def inputs(D0):

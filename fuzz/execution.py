@@ -104,7 +104,8 @@ def compare_errors(program: Program, cpu: Outcome, axon: Outcome) -> Verdict:
     if cpu.error is None:
         index, kind, message = axon.error
         label = "synchronize" if index == FINAL_SYNC else statements[index].label
-        return Verdict(Failure("spurious error", index, label, f"axon raised {kind}: {message}; the CPU raised nothing"))
+        return Verdict(Failure("spurious error", index, label,
+                               f"axon raised {kind}: {message}; the CPU raised nothing"))
     index, kind, message = cpu.error
     label = statements[index].label
     late_allowed = label.startswith("error.data:")

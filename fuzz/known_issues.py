@@ -31,7 +31,8 @@ KNOWN_ISSUES = (
     KnownIssue("strides-abs-logical-xor",
                "output strides differ from the CPU for abs and logical_xor on permuted inputs",
                lambda failure, program: failure.kind in STRIDE_KINDS
-               and bool(_labels(program) & {"abs", "abs_", "abs.out", "logical_xor", "logical_xor_", "logical_xor.out"})),
+               and bool(_labels(program) & {"abs", "abs_", "abs.out", "logical_xor", "logical_xor_",
+                                            "logical_xor.out"})),
     KnownIssue("convolution-channels-last", "convolution loses channels_last",
                lambda failure, program: failure.kind in STRIDE_KINDS and "conv2d" in _labels(program)),
     KnownIssue("late-meta-checks",
@@ -40,11 +41,15 @@ KNOWN_ISSUES = (
                lambda failure, program: failure.kind == "late error"
                or (failure.kind in ("error type", "missing error") and "AXON_ERROR_TASK_FAILED" in failure.detail)),
     KnownIssue("in-place-smaller-self", "in-place ops on a smaller self resize it instead of raising",
-               lambda failure, program: failure.kind == "missing error" and failure.label == "error.in_place_broadcast"),
+               lambda failure, program: failure.kind == "missing error"
+               and failure.label == "error.in_place_broadcast"),
     # Found by this fuzzer (issue 9), reported with a reproducer:
     KnownIssue("compile-sign-bool", "torch.compile: sign of a bool tensor lowers to stablehlo.sign on i1, which "
                "XLA rejects", lambda failure, program: failure.kind == "compile error"
                and "stablehlo.sign" in failure.detail),
+    KnownIssue("compile-cummax-empty", "torch.compile: cummax/cummin over a dimension of size 0 lowers to a "
+               "reduce_window with a window of 0, which XLA rejects", lambda failure, program: failure.kind ==
+               "compile error" and "expects window to have positive value" in failure.detail),
 )
 
 

@@ -31,7 +31,8 @@ def shape_mismatch(g):
     shape[-1] += 1
     y = g.require(tuple(shape), g.devices[x])
     name = fresh(g)
-    form = g.rng.choice(("{x} + {y}", "torch.mul({x}, {y})", "torch.maximum({x}, {y})", "torch.where({x} > 0, {x}, {y})"))
+    form = g.rng.choice(("{x} + {y}", "torch.mul({x}, {y})", "torch.maximum({x}, {y})",
+                         "torch.where({x} > 0, {x}, {y})"))
     return Proposal(f"{name} = {form.format(x=x, y=y)}", "error.broadcast", {name: g.devices[x]}, reads=(x, y))
 
 
@@ -83,7 +84,8 @@ def divide_by_zero(g):
     if x is None:
         return None
     name = fresh(g)
-    form = g.rng.choice(("torch.floor_divide({x}, torch.zeros_like({x}))", "torch.remainder({x}, torch.zeros_like({x}))",
+    form = g.rng.choice(("torch.floor_divide({x}, torch.zeros_like({x}))",
+                         "torch.remainder({x}, torch.zeros_like({x}))",
                          "{x} // torch.zeros_like({x})"))
     return Proposal(f"{name} = {form.format(x=x)}", "error.data:divide_by_zero", {name: g.devices[x]}, reads=(x,))
 
@@ -103,6 +105,9 @@ def misc(g):
                ("torch.mean({x}.to(torch.int64))", "error.mean_integer", (x,), ())]
     if tensor.numel() > 1:
         choices.append(("{x}.item()", "error.item_numel", (x,), ()))
+    if tensor.dim() >= 1 and tensor.shape[0] >= 2:
+        choices += [("torch.neg({x}[1:], out={x}[:-1])", "error.partial_overlap", (x,), (x,)),
+                    ("{x}[1:].add_({x}[:-1])", "error.partial_overlap", (x,), (x,))]
     if tensor.dtype == torch.bool:
         choices.append(("{x} - {x}", "error.bool_sub", (x,), ()))
     form, label, reads, writes = g.rng.choice(choices)

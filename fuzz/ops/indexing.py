@@ -3,8 +3,6 @@ unique, masked_fill, scatter, index_add, one_hot."""
 
 from __future__ import annotations
 
-import torch
-
 from ..proposal import Proposal
 from .common import dim, fresh, mask, scalar, total
 

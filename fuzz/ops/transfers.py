@@ -94,7 +94,8 @@ def factory(g):
     text = ", ".join(map(str, shape)) or "()"
     where = g.device_text(device)
     name = fresh(g)
-    forms = [f"torch.zeros({text}, dtype={dtype}, device={where})", f"torch.ones({text}, dtype={dtype}, device={where})",
+    forms = [f"torch.zeros({text}, dtype={dtype}, device={where})",
+             f"torch.ones({text}, dtype={dtype}, device={where})",
              f"torch.full(({text},), 2, dtype={dtype}, device={where})" if shape else
              f"torch.full((), 3, dtype={dtype}, device={where})",
              f"torch.arange({g.rng.randint(0, 7)}, dtype={dtype}, device={where})",

@@ -3,8 +3,6 @@ dtype and complex views; no as_strided) and layout copies (contiguous, clone, ch
 
 from __future__ import annotations
 
-import torch
-
 from ..proposal import Proposal
 from .common import dim, fresh
 
