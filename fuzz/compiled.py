@@ -2,7 +2,8 @@
 
 From a program, the inputs are its `make(...)` tensors on D0 and the body is
 every later statement marked functional (no mutation, no streams, no host
-round trip, on D0) whose operands are inputs or body results. The body
+round trip, on D0), or in place / out= on D0's default stream, whose operands
+are inputs or body results. The body
 becomes `def fn(inputs): ...; return results`, run eagerly on the CPU and
 compiled on axon; dtypes, shapes and values must agree (values within a
 tolerance that allows XLA's own rounding and its own transcendental
@@ -11,22 +12,43 @@ functions; strides are not compared, compiled graphs choose their layouts).
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import torch
 
 from . import prelude
 from .execution import Failure, Verdict
-from .program import Program
+from .program import Program, Statement
+
+# In-place and out= labels the compile path may trace (deterministic ones; see fuzz/ops/mutation.py).
+MUTATIONS = {"add_", "sub_", "mul_", "div_", "copy_", "maximum_", "addcmul_", "lerp_", "bitwise_xor_",
+             "logical_xor_", "setitem", "masked_fill_", "clamp_", "neg_", "abs_", "zero_", "fill_", "exp_", "floor_",
+             "sigmoid_", "relu_", "square_", "index_add_", "index_fill_", "scatter_add_", "index_put_",
+             "masked_scatter_", "index_copy_", "add.out", "mul.out", "sub.out", "maximum.out", "abs.out", "neg.out",
+             "exp.out", "clamp.out", "sum.out", "cumsum.out", "where.out", "mm.out", "cat.out", "index_select.out",
+             "logical_xor.out", "sort.out", "mean.out"}
 
 # Tolerance in units of roundoff, per dtype: XLA fuses and reorders, and its exp/tanh/... are its own.
 COMPILE_ULPS = {torch.float16: 32, torch.bfloat16: 16, torch.float32: 1024, torch.float64: 2**20,
                 torch.complex64: 1024}
 
 
+def traceable(statement: Statement) -> bool:
+    """Functional, or an in-place / out= statement on D0's default stream (functionalization's job)."""
+    if statement.functional:
+        return True
+    accesses = [effect for effect in statement.effects if effect[0] in ("read", "write", "new")]
+    return (statement.stream is None and not statement.sync and statement.label in MUTATIONS
+            and all(effect[2] == "default0" for effect in accesses))
+
+
 def functional_part(program: Program) -> tuple[list[int], list[int], list[str]]:
-    """(input statement indices, body statement indices, output names); empty body if nothing qualifies."""
-    inputs, body, available = [], [], set()
+    """(input statement indices, body statement indices, output names); empty body if nothing qualifies.
+
+    The outputs are the body's results and the inputs it writes in place.
+    """
+    inputs, body, available, written = [], [], set(), []
     for index, statement in enumerate(program.statements):
         if statement.expects_error:
             break
@@ -34,10 +56,13 @@ def functional_part(program: Program) -> tuple[list[int], list[int], list[str]]:
         if statement.label == "make" and statement.stream is None and defined_on_d0:
             inputs.append(index)
             available.update(statement.defines)
-        elif statement.functional and set(statement.uses) <= available:
+        elif traceable(statement) and set(statement.uses) <= available:
             body.append(index)
             available.update(statement.defines)
+            written += [effect[1] for effect in statement.effects if effect[0] == "write"]
     outputs = [name for index in body for name in program.statements[index].defines]
+    parameters = {name for index in inputs for name in program.statements[index].defines}
+    outputs += [name for name in dict.fromkeys(written) if name in parameters]
     return inputs, body, outputs
 
 
@@ -82,7 +107,9 @@ def check_compiled(program: Program) -> Verdict:
             torch.axon.synchronize()
         except Exception as error:  # noqa: BLE001  the exception is the result
             message = str(error).strip().splitlines()[0][:400] if str(error).strip() else ""
-            return Verdict(Failure("compile error", body[-1], f"compile:{type(error).__name__}", message))
+            # The label names the error (digits blanked) so that minimization keeps to this one.
+            label = f"compile:{type(error).__name__}: {re.sub(r'[0-9]+', 'N', message)[:70]}"
+            return Verdict(Failure("compile error", body[-1], label, message))
         finally:
             torch._dynamo.reset()
     defined = program.defining_index()

@@ -50,6 +50,10 @@ KNOWN_ISSUES = (
     KnownIssue("compile-cummax-empty", "torch.compile: cummax/cummin over a dimension of size 0 lowers to a "
                "reduce_window with a window of 0, which XLA rejects", lambda failure, program: failure.kind ==
                "compile error" and "expects window to have positive value" in failure.detail),
+    KnownIssue("compile-out-resize", "torch.compile: an out= op into a tensor the graph created with a different "
+               "size (torch.empty(0); torch.mm(a, b, out=t)) raises 'trying to resize storage that is not resizable'",
+               lambda failure, program: failure.kind == "compile error"
+               and "resize storage that is not resizable" in failure.detail),
 )
 
 
