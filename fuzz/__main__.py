@@ -94,12 +94,17 @@ def crash_record(args, seed: int, kind: str, detail: str) -> dict:
     """Regenerates the seed's program in this process and writes it, unminimized, as the reproducer."""
     from .generator import generate
 
-    program = generate(seed, args.length)
-    path = args.output / f"seed{seed}_{kind}.py"
-    path.write_text(program.reproducer(f"{kind}: {detail} (run in a fresh process; not minimized)"))
-    return {"event": "done", "seed": seed, "statements": len(program.statements), "seconds": 0, "compiled": False,
+    try:
+        program = generate(seed, args.length)
+    except Exception as error:  # noqa: BLE001  the generator itself failed for this seed
+        kind, detail, program = "fuzzer error", f"{detail}; generating the program raises {error!r}", None
+    path = args.output / f"seed{seed}_{kind.replace(' ', '_')}.py"
+    if program is not None:
+        path.write_text(program.reproducer(f"{kind}: {detail} (run in a fresh process; not minimized)"))
+    return {"event": "done", "seed": seed, "statements": len(program.statements) if program else 0, "seconds": 0,
+            "compiled": False,
             "notes": [], "failure": f"{kind}: {detail}", "path": "eager", "signature": ["eager", kind, ""],
-            "known": None, "flaky": False, "reproducer": str(path), "minimized": None}
+            "known": None, "flaky": False, "reproducer": str(path) if program else None, "minimized": None}
 
 
 def run_many(args) -> int:

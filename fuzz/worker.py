@@ -11,6 +11,7 @@ import json
 import pathlib
 import sys
 import time
+import traceback
 import warnings
 
 from .batch import run_seed, write_reproducer
@@ -37,7 +38,14 @@ def main(argv=None) -> None:
     while time.time() < args.deadline and (args.seed_stop is None or seed < args.seed_stop):
         emit(event="start", seed=seed)
         with_compile = args.compile_every > 0 and seed % args.compile_every == 0
-        result = run_seed(seed, with_compile, not args.no_minimize, args.minimize_seconds, args.length)
+        try:
+            result = run_seed(seed, with_compile, not args.no_minimize, args.minimize_seconds, args.length)
+        except Exception:  # noqa: BLE001  a bug of the fuzzer itself: report it, go on
+            emit(event="done", seed=seed, statements=0, seconds=0, compiled=with_compile, notes=[],
+                 failure=f"fuzzer error: {traceback.format_exc(limit=-3)}", path="fuzzer",
+                 signature=["fuzzer", "fuzzer error", ""], known=None, flaky=False, reproducer=None, minimized=None)
+            seed += 1
+            continue
         record = {"event": "done", "seed": seed, "statements": result.statements, "seconds": round(result.seconds, 3),
                   "compiled": with_compile, "notes": result.notes, "failure": None}
         if result.failure:

@@ -94,6 +94,8 @@ def view(g):
         label = "view." + form.split(".")[1].split("(")[0]
     elif choice == 17:
         size = tensor.element_size()
+        if size not in SAME_SIZE:
+            return None
         target = g.rng.choice(SAME_SIZE[size])
         expression, label = f"{x}.view({target})", "view.dtype"
         reinterprets = target in ("torch.float16", "torch.bfloat16", "torch.float32", "torch.float64",
