@@ -16,6 +16,8 @@ PYTORCH_TESTING_DEVICE_ONLY_FOR=<device>, the working directory set to TEST_DIR 
 under a wall-clock timeout (SIGINT, then SIGKILL). Results are recorded test by test through a small
 pytest plugin (this file, loaded with `-p`), so a file that times out still reports what it ran.
 
+A SPEC whose pytest dies by a signal (a crash, or the extension rebuilt under it: SIGBUS) is resumed up to
+--resume times without the tests it finished; a test running during two such deaths is reported as an error.
 `--shuffle SEED` runs tests in a seeded random order, so a SPEC cut by its timeout reports a fair sample.
 
 Printed: passed / failed / errors / skipped per SPEC and the pass rate of non-skipped tests overall.
@@ -90,6 +92,12 @@ def pytest_collection_modifyitems(session, config, items):
     if seed:
         import random
         random.Random(int(seed)).shuffle(items)
+    done_file = os.environ.get(LOG_ENV + "_DONE") if os.environ.get(LOG_ENV) else None
+    if done_file:  # a resumed run: leave out the tests the crashed process already finished
+        done = set(Path(done_file).read_text().splitlines())
+        kept = [item for item in items if item.nodeid not in done]
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in done])
+        items[:] = kept
 
 
 def pytest_collectreport(report):
@@ -141,6 +149,23 @@ def _final_outcomes(log_path: Path) -> dict[str, tuple[str, str]]:
     return result
 
 
+def _finished_and_running(log_path: Path) -> tuple[set[str], list[str]]:
+    """Ids whose every phase was recorded, and ids whose setup was recorded but not their teardown."""
+    started: list[str] = []
+    finished: set[str] = set()
+    if log_path.exists():
+        for line in log_path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry["when"] == "setup":
+                started.append(entry["id"])
+            if entry["when"] == "teardown" or (entry["when"] == "setup" and entry["outcome"] != "passed"):
+                finished.add(entry["id"])
+    return finished, [t for t in dict.fromkeys(started) if t not in finished]
+
+
 def _spec_name(spec: str, index: int) -> str:
     file_part, _, expr = spec.partition(":")
     base = Path(file_part).stem
@@ -183,22 +208,46 @@ def _run_one(args, test_dir: Path, out: Path, name: str, targets: list[str], exp
         command = ["nice", "-n", str(args.nice)] + command
     started = time.monotonic()
     timed_out = False
-    with open(out / f"{name}.log", "w") as log:
-        log.write("$ " + " ".join(command) + "\n")
-        log.flush()
-        process = subprocess.Popen(command, cwd=test_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-        try:
-            returncode = process.wait(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
+    crashes: dict[str, int] = {}  # test id -> how many times the process died while it ran
+    (out / f"{name}.log").write_text("")
+    for attempt in range(args.resume + 1):
+        left = args.timeout - (time.monotonic() - started)
+        if left <= 0:
             timed_out = True
-            os.killpg(process.pid, signal.SIGINT)  # pytest writes its junit XML and summary on SIGINT
+            break
+        with open(out / f"{name}.log", "a") as log:
+            log.write("$ " + " ".join(command) + "\n")
+            log.flush()
+            process = subprocess.Popen(command, cwd=test_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
             try:
-                returncode = process.wait(timeout=60)
+                returncode = process.wait(timeout=left)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                returncode = process.wait()
+                timed_out = True
+                os.killpg(process.pid, signal.SIGINT)  # pytest writes its junit XML and summary on SIGINT
+                try:
+                    returncode = process.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    returncode = process.wait()
+        if timed_out or returncode >= 0:
+            break
+        # killed by a signal (SIGSEGV/SIGBUS: a crash, or the extension rebuilt under the running process):
+        # resume with the tests not yet finished; a test that was running during two crashes is left out
+        finished, running = _finished_and_running(log_path)
+        for test_id in running:
+            crashes[test_id] = crashes.get(test_id, 0) + 1
+        skip = finished | {t for t, n in crashes.items() if n >= 2}
+        done_path = out / f"{name}.done"
+        done_path.write_text("\n".join(sorted(skip)) + "\n")
+        env[LOG_ENV + "_DONE"] = str(done_path)
+        print(f"  {name}: pytest died with signal {-returncode} (running: {', '.join(running) or '-'}); "
+              f"resuming in {args.resume_wait:.0f}s", flush=True)
+        time.sleep(args.resume_wait)
     outcomes = _final_outcomes(log_path)
+    for test_id, count in crashes.items():
+        if outcomes.get(test_id, ("", ""))[0] in ("error", "") and count:
+            outcomes[test_id] = ("error", f"the test process died (signal) while this test ran, {count} time(s)")
     counts = {k: 0 for k in ("passed", "failed", "error", "skipped")}
     for outcome, _ in outcomes.values():
         counts[outcome] += 1
@@ -221,6 +270,10 @@ def main(argv=None) -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                         help="run each SPEC's tests in a seeded random order (a timed-out run is then a fair sample)")
+    parser.add_argument("--resume", type=int, default=3,
+                        help="times to resume a SPEC whose pytest died by a signal, skipping finished tests (default 3)")
+    parser.add_argument("--resume-wait", type=float, default=60.0,
+                        help="seconds to wait before resuming (lets a rebuild of the extension finish)")
     parser.add_argument("--failures", type=Path, default=None, help="failure list (default OUT/failures.txt)")
     parser.add_argument("--pytest-arg", dest="pytest_args", action="append", default=[],
                         help="extra pytest argument (repeatable), e.g. --pytest-arg=--maxfail=500")
