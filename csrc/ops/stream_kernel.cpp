@@ -200,7 +200,11 @@ void write_back(const c10::IValue& original, const c10::IValue& host_copy) {
     const at::Tensor& target = original.toTensor();
     const at::Tensor& source = host_copy.toTensor();
     if (!target.defined()) return;
-    if (target.sizes() != source.sizes()) target.resize_(source.sizes());
+    if (target.sizes() != source.sizes()) {
+      // Resized by the kernel: take the layout it chose (lstsq's column-major solution).
+      target.resize_(source.sizes());
+      if (source.is_non_overlapping_and_dense()) target.as_strided_(source.sizes(), source.strides());
+    }
     target.copy_(source);
   } else if (original.isTensorList() && host_copy.isTensorList()) {
     auto targets = original.toTensorList();
