@@ -149,17 +149,18 @@ def _final_outcomes(log_path: Path) -> dict[str, tuple[str, str]]:
     return result
 
 
-def _finished_and_running(log_path: Path) -> tuple[set[str], list[str]]:
-    """Ids whose every phase was recorded, and ids whose setup was recorded but not their teardown."""
+def _finished_and_running(log_path: Path, since_line: int = 0) -> tuple[set[str], list[str]]:
+    """Ids whose every phase was recorded, and ids whose setup (at or after line `since_line` of the log, i.e.
+    in the attempt that died) was recorded but not their teardown."""
     started: list[str] = []
     finished: set[str] = set()
     if log_path.exists():
-        for line in log_path.read_text().splitlines():
+        for number, line in enumerate(log_path.read_text().splitlines()):
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if entry["when"] == "setup":
+            if entry["when"] == "setup" and number >= since_line:
                 started.append(entry["id"])
             if entry["when"] == "teardown" or (entry["when"] == "setup" and entry["outcome"] != "passed"):
                 finished.add(entry["id"])
@@ -212,6 +213,7 @@ def _run_one(args, test_dir: Path, out: Path, name: str, targets: list[str], exp
     (out / f"{name}.log").write_text("")
     for attempt in range(args.resume + 1):
         left = args.timeout - (time.monotonic() - started)
+        first_line = len(log_path.read_text().splitlines()) if log_path.exists() else 0
         if left <= 0:
             timed_out = True
             break
@@ -234,7 +236,7 @@ def _run_one(args, test_dir: Path, out: Path, name: str, targets: list[str], exp
             break
         # killed by a signal (SIGSEGV/SIGBUS: a crash, or the extension rebuilt under the running process):
         # resume with the tests not yet finished; a test that was running during two crashes is left out
-        finished, running = _finished_and_running(log_path)
+        finished, running = _finished_and_running(log_path, first_line)
         for test_id in running:
             crashes[test_id] = crashes.get(test_id, 0) + 1
         skip = finished | {t for t, n in crashes.items() if n >= 2}
