@@ -7,6 +7,7 @@ and records the seed it was running.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import pathlib
 import sys
@@ -34,6 +35,7 @@ def main(argv=None) -> None:
     parser.add_argument("--length", type=int)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    faulthandler.enable()  # a crash leaves the Python stack in the worker's log
     seed = args.seed_start
     while time.time() < args.deadline and (args.seed_stop is None or seed < args.seed_stop):
         emit(event="start", seed=seed)
