@@ -39,7 +39,11 @@ class CMakeBuild(build_ext):
         built = next((build_dir / "csrc").glob("_C*.so"))
         destination = pathlib.Path(self.get_ext_fullpath(ext.name))
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(built, destination)
+        # Copy then rename: overwriting a loaded library in place crashes the
+        # processes that have it mapped (tests running during a rebuild).
+        staging = destination.with_name(destination.name + ".tmp")
+        shutil.copy2(built, staging)
+        os.replace(staging, destination)
 
 
 setup(ext_modules=[CMakeExtension("torch_axon._C")], cmdclass={"build_ext": CMakeBuild})
