@@ -52,21 +52,31 @@ def run_seed(seed: int, with_compile: bool = False, shrink: bool = True, minimiz
         again = checker(program).failure
         result.flaky = again is None or again.signature != verdict.failure.signature
         result.known = known_issue(verdict.failure, program)
-        if shrink and not result.flaky:
-            result.minimized = shrink_program(program, verdict.failure, path, minimize_seconds)
-            result.failure = checker(result.minimized).failure or result.failure  # indices of the minimized one
+        if shrink:
+            # A flaky failure (a race, most likely) counts as reproduced if any of three runs shows it.
+            attempts = 3 if result.flaky else 1
+            result.minimized = shrink_program(program, verdict.failure, path, minimize_seconds, attempts)
+            for _ in range(attempts):  # the failure as the minimized program shows it (its statement indices)
+                found = checker(result.minimized).failure
+                if found is not None and found.signature == verdict.failure.signature:
+                    result.failure = found
+                    break
             result.known = result.known or known_issue(verdict.failure, result.minimized)
         break
     result.seconds = time.monotonic() - started
     return result
 
 
-def shrink_program(program: Program, failure: Failure, path: str = "eager", max_seconds: float = 120) -> Program:
+def shrink_program(program: Program, failure: Failure, path: str = "eager", max_seconds: float = 120,
+                   attempts: int = 1) -> Program:
     checker = _checker(path)
 
     def fails(candidate: Program) -> bool:
-        found = checker(candidate).failure
-        return found is not None and found.signature == failure.signature
+        for _ in range(attempts):
+            found = checker(candidate).failure
+            if found is not None and found.signature == failure.signature:
+                return True
+        return False
     return minimize(program, fails, max_seconds=max_seconds)
 
 
@@ -77,7 +87,7 @@ def headline(result: SeedResult) -> str:
     if result.known:
         lines.append(f"known issue {result.known.key}: {result.known.description}")
     if result.flaky:
-        lines.append("flaky: passed when run again")
+        lines.append("flaky: passed when run again (a race?); minimized keeping candidates that fail in 1 of 3 runs")
     return "\n".join(lines)
 
 

@@ -44,6 +44,10 @@ KNOWN_ISSUES = (
                lambda failure, program: failure.kind == "missing error"
                and failure.label == "error.in_place_broadcast"),
     # Found by this fuzzer (issue 9), reported with a reproducer:
+    KnownIssue("copy-between-devices-source-race", "a copy axon:0 -> axon:1 (to(), copy_(), blocking or not) is "
+               "not ordered before later work on the source device's current stream: a later write to the source "
+               "can land before the copy reads it", lambda failure, program: failure.kind == "values"
+               and "copy.device_to_device" in _labels(program)),
     KnownIssue("compile-sign-bool", "torch.compile: sign of a bool tensor lowers to stablehlo.sign on i1, which "
                "XLA rejects", lambda failure, program: failure.kind == "compile error"
                and "stablehlo.sign" in failure.detail),
