@@ -36,7 +36,27 @@ AXON_SKIPS = {
         lambda op: op.name.startswith("sparse.") or op.name in {"to_sparse"}),
 }
 
-ALL_CHECKS = ("values", "noncontiguous", "inplace", "out", "errors", "gradients", "forward_ad", "native")
+ALL_CHECKS = ("values", "noncontiguous", "layouts", "inplace", "out", "errors", "gradients", "forward_ad", "native")
+
+
+def _permuted(tensor: torch.Tensor) -> torch.Tensor:
+    """The same values laid out with the last two dimensions swapped in memory."""
+    if not isinstance(tensor, torch.Tensor) or tensor.dim() < 2 or tensor.layout != torch.strided:
+        return tensor
+    moved = tensor.detach().transpose(-1, -2).contiguous().transpose(-1, -2)
+    return moved.requires_grad_(tensor.requires_grad)
+
+
+def _channels_last(tensor: torch.Tensor) -> torch.Tensor:
+    """4-d and 5-d tensors in channels-last memory format; others unchanged."""
+    if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided or tensor.dim() not in (4, 5):
+        return tensor
+    layout = torch.channels_last if tensor.dim() == 4 else torch.channels_last_3d
+    return tensor.detach().contiguous(memory_format=layout).requires_grad_(tensor.requires_grad)
+
+
+# Input layouts every operator's results must follow as the CPU's do.
+LAYOUTS = {"permuted": _permuted, "channels_last": _channels_last}
 
 
 def operator_label(op) -> str:
@@ -328,8 +348,11 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
             record("values", name, lambda: [_compare_call(op, s, random=random) for s in samples])
         if "noncontiguous" in checks:
             record("noncontiguous", name,
-                   lambda: [_compare_call(op, s.noncontiguous(), random=random, check_strides=False)
-                            for s in samples])
+                   lambda: [_compare_call(op, s.noncontiguous(), random=random) for s in samples])
+        if "layouts" in checks:
+            record("layouts", name,
+                   lambda: [_compare_call(op, s.transform(layout), random=random)
+                            for s in samples for layout in LAYOUTS.values()])
         if "inplace" in checks and op.inplace_variant is not None:
             record("inplace", name, lambda: [_inplace_check(op, s, random=random) for s in samples])
         if "out" in checks and op.supports_out:
