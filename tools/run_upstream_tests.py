@@ -247,6 +247,8 @@ def _run_one(args, test_dir: Path, out: Path, name: str, targets: list[str], exp
               f"resuming in {args.resume_wait:.0f}s", flush=True)
         time.sleep(args.resume_wait)
     outcomes = _final_outcomes(log_path)
+    if timed_out:  # the test cut short by the timeout did not fail: it is left out of the counts
+        outcomes = {k: v for k, v in outcomes.items() if not v[1].startswith("interrupted (timeout)")}
     for test_id, count in crashes.items():
         if outcomes.get(test_id, ("", ""))[0] in ("error", "") and count:
             outcomes[test_id] = ("error", f"the test process died (signal) while this test ran, {count} time(s)")
