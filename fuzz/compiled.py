@@ -117,8 +117,23 @@ def check_compiled(program: Program) -> Verdict:
     for verdict in (_compare(program, outputs, first, expected, defined, "first call", tolerance),
                     _compare(program, outputs, actual, expected, defined, "second call", tolerance)):
         if verdict is not None:
+            reference = _reference_outputs(functions["cpu"], _inputs(program, inputs, "cpu"))
+            if reference is not None and _compare(program, outputs, reference, expected, defined, "aot_eager",
+                                                  tolerance) is not None:
+                return Verdict(None, "compile: aot_eager on the CPU differs from eager too")
             return verdict
     return Verdict(None, f"compile: {len(body)} statements, {len(outputs)} outputs", compared=len(outputs))
+
+
+def _reference_outputs(function, inputs):
+    """What torch.compile(backend="aot_eager") returns on the CPU (moved to axon to compare), or None if it raises."""
+    torch._dynamo.reset()
+    try:
+        return [output.to("axon") for output in torch.compile(function, backend="aot_eager")(*inputs)]
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        torch._dynamo.reset()
 
 
 def _reference_error(function, inputs) -> str | None:

@@ -54,6 +54,13 @@ KNOWN_ISSUES = (
     KnownIssue("compile-cummax-empty", "torch.compile: cummax/cummin over a dimension of size 0 lowers to a "
                "reduce_window with a window of 0, which XLA rejects", lambda failure, program: failure.kind ==
                "compile error" and "expects window to have positive value" in failure.detail),
+    KnownIssue("compile-identity-aliases-input", "torch.compile: an op that is the identity on its input "
+               "(torch.floor of an integer tensor) returns the input itself, so a later in-place write to the input "
+               "changes the result", lambda failure, program: failure.kind == "compiled values"
+               and bool(_labels(program) & {"floor", "ceil", "round", "trunc"})),
+    KnownIssue("compile-denormals-flushed", "torch.compile: cumsum (XLA reduce_window) flushes float32 denormals "
+               "to zero (here: an int32 tensor viewed as float32)", lambda failure, program: failure.kind ==
+               "compiled values" and "view.dtype" in _labels(program)),
     KnownIssue("compile-out-resize", "torch.compile: an out= op into a tensor the graph created with a different "
                "size (torch.empty(0); torch.mm(a, b, out=t)) raises 'trying to resize storage that is not resizable'",
                lambda failure, program: failure.kind == "compile error"
