@@ -57,7 +57,7 @@ KNOWN_ISSUES = (
     KnownIssue("compile-identity-aliases-input", "torch.compile: an op that is the identity on its input "
                "(torch.floor of an integer tensor) returns the input itself, so a later in-place write to the input "
                "changes the result", lambda failure, program: failure.kind == "compiled values"
-               and bool(_labels(program) & {"floor", "ceil", "round", "trunc"})),
+               and failure.label in ("floor", "ceil", "round", "trunc")),
     KnownIssue("compile-denormals-flushed", "torch.compile: cumsum (XLA reduce_window) flushes float32 denormals "
                "to zero (here: an int32 tensor viewed as float32)", lambda failure, program: failure.kind ==
                "compiled values" and "view.dtype" in _labels(program)),
