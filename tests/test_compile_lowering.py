@@ -102,7 +102,10 @@ INT64_EAGER = {
 TOLERANCES = {torch.float32: dict(atol=1e-4, rtol=1e-4), torch.bfloat16: dict(atol=2e-2, rtol=2e-2),
               torch.int64: dict(atol=0, rtol=0)}
 # grid_sample blends four bfloat16 taps: axon's kernel rounds each step, the lowering accumulates in float32.
-BFLOAT16_TOLERANCES = {"nn.functional.grid_sample": dict(atol=5e-2, rtol=5e-2)}
+# conv_transpose2d: eager now keeps a channels-last sample channels-last as the CPU does, and oneDNN's
+# bfloat16 kernel for that layout rounds partial sums differently from XLA's float32 accumulation.
+BFLOAT16_TOLERANCES = {"nn.functional.grid_sample": dict(atol=5e-2, rtol=5e-2),
+                       "nn.functional.conv_transpose2d": dict(atol=8e-2, rtol=5e-2)}
 
 
 @functools.lru_cache(maxsize=1)
