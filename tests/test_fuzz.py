@@ -82,7 +82,8 @@ def test_a_wrong_axon_result_is_found_and_minimized(monkeypatch):
     def faulty(device_type):
         names = original(device_type)
         if device_type == "axon":
-            names["torch"] = types.SimpleNamespace(**{k: getattr(torch, k) for k in dir(torch) if not k.startswith("__")})
+            public = {name: getattr(torch, name) for name in dir(torch) if not name.startswith("__")}
+            names["torch"] = types.SimpleNamespace(**public)
             names["torch"].maximum = torch.minimum
         return names
     monkeypatch.setattr(prelude, "bindings", faulty)
