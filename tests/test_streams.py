@@ -203,3 +203,16 @@ def test_kernel_errors_surface_at_synchronize_or_launch_under_blocking():
         result = run_python(code, env=env)
         assert result.returncode == 0, result.stderr
         assert result.stdout.split("\n")[:2] == ["error: True", "6.0"], (env, result.stdout)
+
+
+def test_copy_between_devices_is_ordered_before_later_source_writes():
+    # Found by the fuzzer: the copy reads src on the destination device's
+    # stream; an in-place update queued next on the source device used to
+    # overtake it (wrong values in 9 of 10 runs).
+    source = torch.arange(100000, dtype=torch.float32)
+    for _ in range(20):
+        on_zero = source.to("axon:0")
+        on_one = on_zero.to("axon:1")
+        on_zero.add_(on_zero)
+        assert torch.equal(on_one.cpu(), source)
+        assert torch.equal(on_zero.cpu(), source * 2)

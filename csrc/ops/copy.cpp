@@ -90,6 +90,17 @@ void copy_between_devices(const at::Tensor& dst, const at::Tensor& src) {
                "copying between axon devices");
     copy_on_device(dst, landed);
   }
+  // Later work on the source device (say, an in-place update of src) must
+  // not overtake the copy that is still reading src on the other device:
+  // the source stream waits for the copy, as CUDA orders peer copies both ways.
+  axon_event copied = nullptr;
+  AXON_CHECK(axon_event_create(AXON_EVENT_DEFAULT, &copied), "creating a cross-device copy event");
+  status = axon_event_record(copied, stream_handle(dst_stream));
+  if (status == AXON_SUCCESS) {
+    status = axon_stream_wait_event(stream_handle(src_stream), copied);
+  }
+  axon_event_destroy(copied);
+  AXON_CHECK(status, "ordering the source device after a cross-device copy");
 }
 
 void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
