@@ -1,7 +1,6 @@
 #include "ops/cuda_dtypes.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/ops/empty.h>
 
 #include "ops/stream_kernel.h"
 

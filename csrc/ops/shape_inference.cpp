@@ -159,7 +159,7 @@ at::Tensor meta_with_strides_of(const at::Tensor& result) {
   return at::empty_strided(result.sizes(), result.strides(), result.options().device(c10::kMeta));
 }
 
-// CPU stand-ins for a call's axon tensors, filled with one value: same
+// CPU stand-ins for a call's axon tensors, filled as `Fill` says: same
 // sizes, strides and dtype, and the same overlaps (arguments that share an
 // axon storage share one stand-in storage, at the same relative offsets), so
 // the CPU kernel makes exactly the checks it would make on the real call
