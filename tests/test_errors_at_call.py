@@ -100,3 +100,25 @@ def test_failed_backward_then_exit_does_not_abort():
     for _ in range(4):
         result = run_python(code)
         assert result.returncode == 0 and "caught" in result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("call", [
+    lambda out: torch.add(axon(2), axon(2), out=out),  # C++ meta kernel
+    lambda out: torch.acosh(axon(2), out=out),  # Python meta kernel
+    lambda out: torch.cumsum(axon(2), 0, out=out),
+], ids=["add", "acosh", "cumsum"])
+def test_every_call_that_resizes_a_non_empty_out_tensor_warns(call):
+    # The first call of a shape runs the meta kernel, which warns; later ones are answered from the
+    # shape cache and must warn as the CPU does on every call (PyTorch's test_out_warning checks it).
+    import warnings
+    for attempt in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call(torch.empty(5, device="axon"))
+        resized = [w for w in caught if "was resized" in str(w.message)]
+        assert len(resized) == 1, (attempt, [str(w.message) for w in caught])
+        assert result.shape == (2,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        call(torch.empty(0, device="axon"))  # an empty out= is resized silently, as on the CPU
+        call(torch.empty(2, device="axon"))

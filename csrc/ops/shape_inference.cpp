@@ -1,5 +1,6 @@
 #include "ops/shape_inference.h"
 
+#include <algorithm>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
@@ -418,16 +419,59 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   if (stand_in_bytes >= kTrimAfterStandInBytes) malloc_trim(0);
 }
 
-std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const OperatorPlan& plan,
-                                            c10::ArrayRef<c10::IValue> args) {
-  auto outcome = std::make_shared<MetaOutcome>();
+// Keeps the warnings given while it is installed.
+struct RecordedWarnings final : c10::WarningHandler {
+  void process(const c10::Warning& warning) override {
+    warnings.push_back(warning);
+  }
+  std::vector<c10::Warning> warnings;
+};
+
+torch::jit::Stack meta_arguments(c10::ArrayRef<c10::IValue> args) {
   torch::jit::Stack stack;
   stack.reserve(args.size());
   for (const auto& arg : args) stack.push_back(retarget_device(map_tensors(arg, to_meta), c10::kMeta));
+  return stack;
+}
+
+// Runs the meta kernel on `stack`, returning the warnings it gave.
+std::vector<c10::Warning> call_meta(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  RecordedWarnings recorded;
+  c10::WarningUtils::WarningHandlerGuard guard(&recorded);
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  op.callBoxed(stack);
+  return std::move(recorded.warnings);
+}
+
+// Of a first call's warnings, those a second identical call gives again
+// (TORCH_WARN_ONCE warnings are given once per process, as on the CPU).
+std::vector<c10::Warning> repeated_warnings(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  torch::jit::Stack again = meta_arguments(args);
+  std::vector<c10::Warning> warnings;
+  try {
+    warnings = call_meta(op, again);
+  } catch (const std::exception&) {
+    return {};
+  }
+  // The caller warns about resized outputs itself (see infer_outputs).
+  const std::string resized = "An output with one or more elements was resized";
+  warnings.erase(std::remove_if(warnings.begin(), warnings.end(),
+                                [&](const c10::Warning& w) { return w.msg().rfind(resized, 0) == 0; }),
+                 warnings.end());
+  return warnings;
+}
+
+std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const OperatorPlan& plan,
+                                            c10::ArrayRef<c10::IValue> args) {
+  auto outcome = std::make_shared<MetaOutcome>();
+  torch::jit::Stack stack = meta_arguments(args);
   outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
   try {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.callBoxed(stack);
+    // The user sees this call's warnings (as from the CPU kernel); the
+    // outcome keeps the ones the CPU would give again on every call.
+    const std::vector<c10::Warning> warnings = call_meta(op, stack);
+    for (const auto& warning : warnings) c10::warn(warning);
+    if (!warnings.empty()) outcome->repeated_warnings = repeated_warnings(op, args);
   } catch (const std::exception&) {
     // The meta kernel is missing or cannot tell without the data (boolean
     // masks, nonzero): the caller asks the CPU kernel itself, which either
@@ -452,13 +496,23 @@ bool build_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, K
 }  // namespace
 
 std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
-                                                 c10::ArrayRef<c10::IValue> args) {
+                                                 c10::ArrayRef<c10::IValue> args, bool& from_cache) {
+  from_cache = false;
   KeyBuilder key(op);
   const bool cacheable = build_key(op, args, key);
   if (cacheable) {
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    auto hit = cache.find(key.words());
-    if (hit != cache.end()) return hit->second;
+    std::shared_ptr<const MetaOutcome> cached;
+    {
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      auto hit = cache.find(key.words());
+      if (hit != cache.end()) cached = hit->second;
+    }
+    if (cached) {
+      // Outside the lock: a warning handler may run Python.
+      for (const auto& warning : cached->repeated_warnings) c10::warn(warning);
+      from_cache = true;
+      return cached;
+    }
   }
   auto outcome = run_meta(op, plan, args);
   if (cacheable) {

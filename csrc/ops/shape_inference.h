@@ -32,11 +32,18 @@ struct MetaOutcome {
   // functional kernel and copy its results instead.
   bool avoid_out_variant = false;
   std::vector<c10::IValue> arguments_after;  // meta twin of each argument after the run
+  // Warnings the CPU gives on every such call, not just the first in the
+  // process: replayed on each call the cache answers. (Resized out= tensors
+  // are warned about by the caller, which sees the real tensors.)
+  std::vector<c10::Warning> repeated_warnings;
 };
 
 // Meta outcome for calling `op` with `args` (axon tensors, CPU scalars, ...).
-// Shape/dtype errors propagate as exceptions and are not cached.
+// Shape/dtype errors propagate as exceptions and are not cached. Warnings
+// the call gives reach the caller's warning handler, cached or not.
+// `from_cache` tells whether the outcome was cached (no kernel ran, so
+// warnings about resized out= tensors are the caller's to give).
 std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
-                                                 c10::ArrayRef<c10::IValue> args);
+                                                 c10::ArrayRef<c10::IValue> args, bool& from_cache);
 
 }  // namespace axon

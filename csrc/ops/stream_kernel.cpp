@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/empty_strided.h>
 
 #include "core/check.h"
@@ -96,11 +97,14 @@ c10::IValue allocate_like_meta_ivalue(const c10::IValue& meta, c10::Device devic
 // gives a transposed result). Outputs whose shape already fits keep their
 // strides: the CPU kernel handles them, and rejects internally overlapping
 // ones as on the CPU.
-void resize_like_meta(const c10::IValue& real, const c10::IValue& meta) {
+// `warn`: give the CPU's warning when a non-empty tensor is resized (the
+// kernel that would have given it did not run: a cached call shape).
+void resize_like_meta(const c10::IValue& real, const c10::IValue& meta, bool warn) {
   if (real.isTensor() && meta.isTensor()) {
     const at::Tensor& tensor = real.toTensor();
     const at::Tensor& shape = meta.toTensor();
     if (tensor.defined() && tensor.sizes() != shape.sizes()) {
+      if (warn) at::native::resize_output_check(tensor, shape.sizes());
       tensor.resize_(shape.sizes());
       if (tensor.strides() != shape.strides() && shape.is_non_overlapping_and_dense()) {
         tensor.as_strided_(shape.sizes(), shape.strides());
@@ -110,7 +114,7 @@ void resize_like_meta(const c10::IValue& real, const c10::IValue& meta) {
     auto reals = real.toTensorList();
     auto metas = meta.toTensorList();
     for (size_t i = 0; i < reals.size() && i < metas.size(); ++i) {
-      resize_like_meta(reals.get(i), metas.get(i));
+      resize_like_meta(reals.get(i), metas.get(i), warn);
     }
   }
 }
@@ -273,7 +277,8 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   // Validates the call on this thread and gives the outputs' shapes.
-  const auto outcome = infer_outputs(op, plan, args);
+  bool from_cache = false;
+  const auto outcome = infer_outputs(op, plan, args, from_cache);
   if (outcome->needs_data) {
     run_synchronously(op, plan, stack, device, num_args);
     return;
@@ -289,7 +294,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   for (size_t i = 0; i < num_args; ++i) {
     if (plan.argument_is_mutable[i]) {
-      resize_like_meta(args[i], outcome->arguments_after[i]);
+      resize_like_meta(args[i], outcome->arguments_after[i], from_cache);
     }
   }
 
