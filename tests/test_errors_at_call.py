@@ -26,8 +26,15 @@ def axon(*shape, dtype=torch.float32):
         (lambda: axon(3).atan2_(axon(2, 3)), RuntimeError, "doesn't match the broadcast shape"),
         (lambda: torch.acos(axon(), out=torch.empty(())), RuntimeError, "on the same device"),
         (lambda: axon(2, dtype=torch.int16).random_(-40000, 5), RuntimeError, "from is out of bounds for short int"),
+        # out= being an input makes the call in-place, which cannot resize (ldexp_ is mul_out(self, self, ...)).
+        (lambda: (lambda x: torch.mul(x, axon(5, 5), out=x))(axon(5, 1)), RuntimeError, "doesn't match the broadcast"),
+        (lambda: axon(5, 1).ldexp_(axon(5, 5)), RuntimeError, "doesn't match the broadcast shape"),
+        # The CPU refuses integer convolutions only for some algorithms (dilated ones).
+        (lambda: torch.nn.functional.conv1d(axon(1, 1, 6, dtype=torch.int32), axon(1, 1, 2, dtype=torch.int32),
+                                            dilation=2), NotImplementedError, "not implemented for 'Int'"),
     ],
-    ids=["alpha", "float_index", "bitwise_float", "inplace_expanded", "inplace_resize", "cpu_out", "random_bounds"],
+    ids=["alpha", "float_index", "bitwise_float", "inplace_expanded", "inplace_resize", "cpu_out", "random_bounds",
+         "out_is_input", "ldexp_", "dilated_int_conv"],
 )
 def test_argument_errors_raise_at_the_call(call, error, message):
     with pytest.raises(error, match=message):

@@ -147,3 +147,25 @@ def test_complex_uniform_and_rand():
     values = torch.empty(4000, dtype=torch.complex64, device="axon").uniform_(2, 3).cpu()
     assert 2 <= values.real.min() and values.real.max() < 3 and 2 <= values.imag.min() and values.imag.max() < 3
     assert torch.rand(3, dtype=torch.complex128, device="axon").dtype == torch.complex128
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.9, 1.0])
+def test_in_place_dropout_draws_the_same_mask_as_dropout(dtype, p):
+    # In-place dropout goes through ATen's unfused path (bernoulli_(1 - p), x * (mask / (1 - p))), dropout through
+    # axon's native_dropout: after the same seed they give the same values, as upstream's
+    # test_variant_consistency_eager expects.
+    x = torch.randn(4096, device="axon", dtype=dtype)
+    torch.manual_seed(3)
+    functional = torch.nn.functional.dropout(x, p)
+    torch.manual_seed(3)
+    in_place = torch.nn.functional.dropout(x.clone(), p, inplace=True)
+    assert torch.equal(functional, in_place)
+
+
+def test_bernoulli_dtype_is_checked_at_the_call():
+    with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
+        torch.ones(3, dtype=torch.cfloat, device="axon").bernoulli_(0.5)
+    with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
+        torch.nn.functional.dropout2d(torch.ones(2, 2, 3, dtype=torch.cfloat, device="axon"), 0.5)
+    torch.axon.synchronize()

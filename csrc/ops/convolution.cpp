@@ -1,12 +1,13 @@
 #include "ops/convolution.h"
 
-#include <ATen/ops/empty.h>
-
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "core/check.h"
 #include "core/stream.h"
 #include "ops/host_alias.h"
 #include "ops/stream_launch.h"
@@ -62,13 +63,23 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   HostAliases aliases;
   std::optional<at::Tensor> bias_alias;
   if (bias.has_value() && bias->defined()) bias_alias = aliases.alias(*bias);
-  launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_overrideable",
-                   [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
-                    output_padding = output_padding.vec(), input_alias = aliases.alias(input),
-                    weight_alias = aliases.alias(weight), output_alias = aliases.alias(output)]() {
-                     output_alias.copy_(at::convolution(input_alias, weight_alias, bias_alias, stride, padding,
-                                                        dilation, transposed, output_padding, groups));
-                   });
+  const axon_stream stream = current_stream_handle(input.device().index());
+  auto body = [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
+               output_padding = output_padding.vec(), input_alias = aliases.alias(input),
+               weight_alias = aliases.alias(weight), output_alias = aliases.alias(output)]() {
+    output_alias.copy_(at::convolution(input_alias, weight_alias, bias_alias, stride, padding, dilation, transposed,
+                                       output_padding, groups));
+  };
+  if (!at::isFloatingType(input.scalar_type()) && !at::isComplexType(input.scalar_type())) {
+    // Which integer convolutions the CPU accepts depends on the algorithm it
+    // picks (dilated ones are refused), which only running it tells: these
+    // rare calls run on this thread, so a refusal is raised at the call.
+    AXON_CHECK(axon_stream_synchronize(stream), "aten::convolution_overrideable");
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    body();
+    return output;
+  }
+  launch_on_stream(stream, "aten::convolution_overrideable", std::move(body));
   return output;
 }
 

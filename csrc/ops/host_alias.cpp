@@ -28,6 +28,9 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor) {
   if (!tensor.defined() || !tensor.is_privateuseone()) {
     return tensor;
   }
+  for (const auto& [key, alias] : tensors_) {
+    if (key == tensor.unsafeGetTensorImpl()) return alias;
+  }
   auto impl = c10::make_intrusive<c10::TensorImpl>(host_storage(tensor.storage()),
                                                    c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
   impl->set_sizes_and_strides(tensor.sizes(), tensor.strides(), tensor.storage_offset());
@@ -35,6 +38,7 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor) {
   // Lazy conjugation / negation are flags on the tensor, not in the bytes.
   alias._set_conj(tensor.is_conj());
   alias._set_neg(tensor.is_neg());
+  tensors_.emplace_back(tensor.unsafeGetTensorImpl(), alias);
   return alias;
 }
 

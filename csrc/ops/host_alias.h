@@ -16,9 +16,10 @@
 namespace axon {
 
 // Aliases for the arguments of one kernel call. Axon tensors sharing a
-// storage get aliases sharing one CPU storage, so ATen's overlap checks
-// (out= overlapping an input, in-place on an expanded view) see what they
-// would see on the CPU.
+// storage get aliases sharing one CPU storage, and a tensor passed twice
+// gets one alias, so ATen's overlap and identity checks (out= overlapping
+// an input, out= being an input, in-place on an expanded view) see what
+// they would see on the CPU.
 class HostAliases {
  public:
   // CPU alias of an axon tensor (same sizes, strides, offset, dtype, bytes,
@@ -33,6 +34,7 @@ class HostAliases {
   c10::Storage host_storage(const c10::Storage& device_storage);
 
   std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages_;
+  std::vector<std::pair<const c10::TensorImpl*, at::Tensor>> tensors_;
 };
 
 // One-off alias of a single tensor.

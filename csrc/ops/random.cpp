@@ -127,6 +127,13 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
 
 at::Tensor& bernoulli_(at::Tensor& self, double p, std::optional<at::Generator> generator) {
   TORCH_CHECK(p >= 0.0 && p <= 1.0, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  // The dtypes the kernel below dispatches on, checked at the call (as the
+  // CPU checks them) rather than inside the queued task.
+  const at::ScalarType type = self.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(type, /*includeBool=*/true) && !at::isBarebonesUnsignedType(type) ||
+                                  type == at::kFloat || type == at::kDouble || type == at::kHalf ||
+                                  type == at::kBFloat16,
+                              "\"bernoulli_scalar_cpu_\" not implemented for '", at::toString(type), "'");
   const auto [seed, first] = reserve(self, generator);
   launch_fill(self, "aten::bernoulli_", [seed = seed, first = first, p](const at::Tensor& out) {
     AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "axon_bernoulli_", [&] {
@@ -241,11 +248,18 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
                    [=, seed = seed, first = first]() {
     const at::Tensor source = input_alias.contiguous();
     bool* keep = mask_alias.data_ptr<bool>();
+    // The mask is bernoulli_(1 - p) of the same draws, and the scaling
+    // x * (mask / (1 - p)), as in ATen's unfused dropout, which in-place dropout uses:
+    // `dropout(x)` and `dropout(x, inplace=True)` agree after the same seed.
+    const double keep_probability = 1.0 - p;
     for_each_draw(seed, first, source.numel(), [&](int64_t i, uint64_t bits) {
-      keep[i] = unit_interval(bits) >= p;
+      keep[i] = unit_interval(bits) < keep_probability;
     });
-    const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
-    output_alias.copy_(at::mul(at::mul(source, mask_alias), scale));
+    if (p < 1.0) {
+      output_alias.copy_(at::mul(source, mask_alias.to(source.scalar_type()).div_(keep_probability)));
+    } else {
+      output_alias.zero_();
+    }
   });
   return {output, mask};
 }

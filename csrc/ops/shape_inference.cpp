@@ -180,6 +180,10 @@ class StandIns {
 
   at::Tensor operator()(const at::Tensor& tensor) {
     if (!tensor.defined() || !tensor.is_privateuseone()) return tensor;
+    // A tensor passed twice (`mul(x, y, out=x)`) is one stand-in: the CPU
+    // treats out= being an input as in-place.
+    auto known = tensors_.find(tensor.unsafeGetTensorImpl());
+    if (known != tensors_.end()) return known->second;
     const auto options = tensor.options().device(c10::kCPU).requires_grad(false);
     at::Tensor stand_in = at::empty({0}, options);
     if (tensor.numel() == 0) {
@@ -196,6 +200,7 @@ class StandIns {
     }
     stand_in._set_conj(tensor.is_conj());
     stand_in._set_neg(tensor.is_neg());
+    tensors_.emplace(tensor.unsafeGetTensorImpl(), stand_in);
     return stand_in;
   }
 
@@ -235,6 +240,7 @@ class StandIns {
 
   Fill fill_;
   std::unordered_map<const c10::StorageImpl*, Span> spans_;
+  std::unordered_map<const c10::TensorImpl*, at::Tensor> tensors_;
 };
 
 c10::IValue non_resizable_like(const c10::IValue& meta) {
@@ -466,12 +472,9 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   auto outcome = std::make_shared<MetaOutcome>();
   torch::jit::Stack stack = meta_arguments(args);
   outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
+  std::vector<c10::Warning> warnings;
   try {
-    // The user sees this call's warnings (as from the CPU kernel); the
-    // outcome keeps the ones the CPU would give again on every call.
-    const std::vector<c10::Warning> warnings = call_meta(op, stack);
-    for (const auto& warning : warnings) c10::warn(warning);
-    if (!warnings.empty()) outcome->repeated_warnings = repeated_warnings(op, args);
+    warnings = call_meta(op, stack);
   } catch (const std::exception&) {
     // The meta kernel is missing or cannot tell without the data (boolean
     // masks, nonzero): the caller asks the CPU kernel itself, which either
@@ -482,7 +485,15 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   }
   outcome->returns = std::move(stack);
   adopt_cpu_metadata(op, plan, args, *outcome);
-  if (outcome->needs_data) outcome->arguments_after.clear();
+  if (outcome->needs_data) {
+    // The CPU kernel runs on the real data and gives its own warnings.
+    outcome->arguments_after.clear();
+    return outcome;
+  }
+  // The user sees this call's warnings (as from the CPU kernel); the outcome
+  // keeps the ones the CPU would give again on every call.
+  for (const auto& warning : warnings) c10::warn(warning);
+  if (!warnings.empty()) outcome->repeated_warnings = repeated_warnings(op, args);
   return outcome;
 }
 
