@@ -15,6 +15,9 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include <set>
+#include <string_view>
+
 #include "ops/convolution.h"
 #include "ops/copy.h"
 #include "ops/cpu_fallback.h"
@@ -75,13 +78,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_thnn_fused_gru_cell", TORCH_FN(fused_gru_cell));
   m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(fused_gru_cell_backward));
 
-  // Dtypes CUDA accepts and the CPU refuses.
+  // Dtypes CUDA accepts and the CPU refuses (narrow floating dtypes: below).
+  const std::set<std::string_view> hand_written{"histc", "histc.out", "nansum", "nansum.out"};
   m.impl("histc", TORCH_FN(histc));
   m.impl("histc.out", TORCH_FN(histc_out));
+  m.impl("nansum", TORCH_FN(nansum));
+  m.impl("nansum.out", TORCH_FN(nansum_out));
 
-  // Everything else with an axon kernel: the generic stream kernel.
+  // Everything else with an axon kernel: the generic stream kernel, behind
+  // dtype widening for operators CUDA runs in narrow dtypes the CPU refuses.
   for (const char* name : kGenericOperators) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&stream_kernel>());
+    const std::string_view full(name);
+    if (hand_written.count(full)) continue;
+    if (widens_narrow_dtypes(full)) {
+      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&widening_kernel>());
+    } else {
+      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&stream_kernel>());
+    }
   }
 }
 
