@@ -331,3 +331,60 @@ def test_moe_router_with_tied_scores_matches_eager():
         torch.testing.assert_close(got[0], want[0])
         assert torch.equal(got[1].cpu(), want[1].cpu()) and torch.equal(got[2].cpu(), want[2].cpu())
     assert sum(graph.eager_reruns for graph in axon_compile.report().graphs) == 2  # the ties were there
+
+
+# Found by the differential fuzzer (fuzz/known_issues.py kept them until fixed).
+@pytest.mark.parametrize("function, make_input", [
+    (torch.sign, lambda: torch.tensor([True, False])),
+    (torch.sign, lambda: torch.tensor([0, 7, 200], dtype=torch.uint8)),
+    (lambda x: torch.abs(x) * 2, lambda: torch.tensor([0, 7, 100], dtype=torch.uint8)),
+    (lambda x: torch.argmax(x, 0), lambda: torch.tensor([3, 200, 7], dtype=torch.uint8)),
+    (lambda x: torch.argmin(x), lambda: torch.tensor([3, 200, 0, 7], dtype=torch.uint8)),
+    (lambda x: torch.sort(x), lambda: torch.tensor([3, 200, 0, 7], dtype=torch.uint8)),
+    (lambda x: torch.cummax(x, 0), lambda: torch.zeros(0, 3)),
+    (lambda x: torch.cummin(x, 1), lambda: torch.zeros(2, 0)),
+    (lambda x: torch.cumsum(x, 1) + 1, lambda: torch.zeros(2, 0)),
+    (lambda x: torch.logcumsumexp(x, 1) + 1, lambda: torch.zeros(2, 0)),
+], ids=["sign-bool", "sign-uint8", "abs-uint8", "argmax-uint8", "argmin-uint8", "sort-uint8", "cummax-empty",
+        "cummin-empty", "cumsum-empty", "logcumsumexp-empty"])
+def test_unsigned_and_empty_inputs_lower_and_match_eager(function, make_input):
+    # XLA rejected these modules: stablehlo.sign/abs on unsigned types, signed comparisons of unsigned values,
+    # reduce_window with a window of 0.
+    expected = function(make_input())
+    got = _compile(function)(make_input().to("axon"))
+    for g, e in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(expected)):
+        assert g.dtype == e.dtype and torch.equal(g.cpu(), e)
+
+
+def test_an_op_that_is_the_identity_returns_a_new_tensor():
+    # floor of an integer tensor lowers to its input; the result must not alias that input.
+    def floor_then_bump(x):
+        y = torch.floor(x)
+        x.add_(1)
+        return y
+
+    x = torch.tensor([1, 2, 3], device="axon")
+    assert _compile(floor_then_bump)(x).tolist() == [1, 2, 3]
+    torch._dynamo.reset()
+    x = torch.tensor([1, 2, 3], device="axon")
+    y = _compile(torch.floor)(x)
+    x.add_(10)
+    assert y.tolist() == [1, 2, 3] and y.data_ptr() != x.data_ptr()
+
+
+def test_out_into_a_tensor_the_graph_created_resizes_it():
+    # The graph's torch.empty(0) is an adopted XLA output; out= must be able to resize it like any axon tensor.
+    def mm_into_new(a, b):
+        out = torch.empty(0, device=a.device)
+        torch.mm(a, b, out=out)
+        return out
+
+    a, b = torch.randn(2, 3), torch.randn(3, 4)
+    got = torch.compile(mm_into_new, backend="axon")(a.to("axon"), b.to("axon"))
+    torch.testing.assert_close(got.cpu(), a @ b)
+
+
+def test_compiled_adopted_outputs_resize_in_place():
+    y = _compile(lambda x: x * 2)(torch.ones(4, device="axon"))
+    y.resize_(16)
+    assert y.shape == (16,) and y[:4].tolist() == [2.0] * 4

@@ -82,9 +82,12 @@ c10::Storage import_storage(const c10::Storage& host_storage, void* host_data, c
     axon_memory_free(device_pointer);
     throw;
   }
+  // Resizable as any fresh axon tensor is (an adopted compiled output stands
+  // for one): growing it moves the bytes to a block of the device allocator
+  // and ends the import once queued work is done with it.
   return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), bytes,
-                                                            std::move(data_ptr), /*allocator=*/nullptr,
-                                                            /*resizable=*/false));
+                                                            std::move(data_ptr), device_allocator(),
+                                                            /*resizable=*/true));
 }
 
 c10::Storage adopt_storage(const c10::Storage& host_storage, c10::DeviceIndex device) {
@@ -94,7 +97,7 @@ c10::Storage adopt_storage(const c10::Storage& host_storage, c10::DeviceIndex de
     // Nothing to import: an empty storage, as the allocator gives for 0 bytes.
     return c10::Storage(c10::Storage::use_byte_size_t(), 0,
                         c10::DataPtr(nullptr, c10::Device(c10::DeviceType::PrivateUse1, device)),
-                        /*allocator=*/nullptr, /*resizable=*/false);
+                        device_allocator(), /*resizable=*/true);
   }
   AdoptionRegistry& adopted = registry();
   std::unique_lock<std::mutex> lock(adopted.mutex);

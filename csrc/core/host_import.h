@@ -24,7 +24,8 @@ namespace axon {
 // buffer, alive. When the last reference to the axon storage dies, the work
 // queued on the streams that used it is waited for (see
 // device_allocator_wrap_external), the import ends, and only then is the CPU
-// storage dropped. The axon storage is not resizable.
+// storage dropped. The axon storage is resizable like any other (resizing
+// moves its bytes into the device allocator's memory and ends the import).
 //
 // Accounting: the import counts against the device's capacity and in the
 // caching allocator's statistics (memory_allocated, memory_reserved,

@@ -86,6 +86,11 @@ class CompiledPartition(torch.nn.Module):
             if self._needs_eager(lowered.checks, table):
                 return self.graph_module(*args)
         adopted = [transfer.from_xla(r, output_device) for r in results]
+        for index, (result, tensor) in enumerate(zip(results, adopted)):
+            if transfer.overlaps_any(result, inputs):
+                # XLA returned an input's own buffer (an op that is the identity on it, such as floor of an
+                # integer tensor, possibly reshaped): the graph's output is a new tensor, so it gets its own memory.
+                adopted[index] = tensor.clone()
         flat = []
         for kind, payload in lowered.outputs:
             flat.append(adopted[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)

@@ -48,6 +48,17 @@ def from_xla(array, device_index: int) -> torch.Tensor:
     return _C._adopt_host_tensor(host, device_index)
 
 
+def overlaps_any(array, others) -> bool:
+    """Whether XLA array `array` shares memory with any of `others`."""
+    start = array.unsafe_buffer_pointer()
+    end = start + array.nbytes
+    for other in others:
+        other_start = other.unsafe_buffer_pointer()
+        if start < other_start + other.nbytes and other_start < end and array.nbytes and other.nbytes:
+            return True
+    return False
+
+
 def read_checks(array) -> list[list[int]]:
     """The [checks, 2] int64 check table of one call, as Python ints (never adopted as axon memory)."""
     return from_dlpack(_jax().buffer_to_dlpack_managed_tensor(array, stream=None)).tolist()

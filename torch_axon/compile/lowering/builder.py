@@ -44,6 +44,16 @@ def tensor_type(shape, dtype: torch.dtype) -> str:
     return f"tensor<{dims}{element_type(dtype)}>"
 
 
+UNSIGNED_DTYPES = (torch.bool, torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+
+
+def comparison_type(dtype: torch.dtype) -> str:
+    """The compare_type stablehlo.compare needs for `dtype` (XLA's verifier rejects a mismatch)."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return "FLOAT"
+    return "UNSIGNED" if dtype in UNSIGNED_DTYPES else "SIGNED"
+
+
 def literal(value, dtype: torch.dtype) -> str:
     """One element of a dense<...> attribute in `dtype`."""
     if dtype == torch.bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .builder import FunctionBuilder, LoweringError, Value, i64_array
+from .builder import FunctionBuilder, LoweringError, Value, comparison_type, i64_array
 
 
 class LoweringContext:
@@ -101,11 +101,7 @@ class LoweringContext:
                        f"permutation = {i64_array(permutation)}")
 
     def compare(self, lhs: Value, rhs: Value, direction: str) -> Value:
-        kind = "FLOAT" if lhs.dtype.is_floating_point else (
-            "UNSIGNED" if lhs.dtype in (torch.bool, torch.uint8, torch.uint16, torch.uint32, torch.uint64)
-            else "SIGNED")
-        if lhs.dtype.is_complex:
-            kind = "FLOAT"
+        kind = comparison_type(lhs.dtype)
         attributes = (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
                       f"compare_type = #stablehlo<comparison_type {kind}>")
         return self.op("stablehlo.compare", [lhs, rhs], lhs.shape, torch.bool, attributes)

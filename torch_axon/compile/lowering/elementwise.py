@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from .builder import LoweringError
+from .builder import UNSIGNED_DTYPES, LoweringError
 from .context import LoweringContext
 from .registry import lowers
 
@@ -71,6 +71,11 @@ def _unary(context: LoweringContext, node, x, *rest, **kwargs):
     if target in (aten.floor.default, aten.ceil.default, aten.round.default, aten.trunc.default) and \
             not x.dtype.is_floating_point:
         return context.convert(x, dtype)
+    if target == aten.abs.default and x.dtype in UNSIGNED_DTYPES:
+        return context.convert(x, dtype)  # stablehlo.abs takes no unsigned types; nothing to do for them
+    if target in (aten.sign.default, aten.sgn.default) and x.dtype in UNSIGNED_DTYPES:
+        # stablehlo.sign takes signed integers and floats only; for these the sign is "nonzero".
+        return context.convert(context.compare(x, context.constant(0, x.dtype, x.shape), "NE"), dtype)
     if target == aten.relu.default:
         return context.op("stablehlo.maximum", [x, context.constant(0, x.dtype, x.shape)], shape, dtype)
     if target == aten.logical_not.default:

@@ -133,7 +133,9 @@ def _finish(context, arguments, tensor_inputs, output_node, env, name) -> Lowere
     for node in flat_outputs:
         value = env[node] if isinstance(node, torch.fx.Node) else node
         if isinstance(value, Value):
-            if value.name in argument_names:
+            if isinstance(node, torch.fx.Node) and node.op == "placeholder":
+                # The graph returns its input itself; an op that merely lowers to its input (floor of an integer
+                # tensor) returns a new tensor, so it stays an XLA result (copied if XLA hands back the input).
                 outputs.append(("input", tensor_inputs[argument_names[value.name]]))
             else:
                 outputs.append(("tensor", len(results)))

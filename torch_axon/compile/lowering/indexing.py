@@ -356,9 +356,10 @@ def _mask_positions(context, mask, shape, source_count):
     mask = context.reshape(context.broadcast(context.convert(mask, torch.bool), shape), (total,))
     ones = context.convert(mask, torch.int64)
     init = context.builder.constant(0, torch.int64)
-    running = context.op("stablehlo.reduce_window", [ones, init], (total,), torch.int64,
-                         f"window_dimensions = {i64_array([total])}, "
-                         f"padding = dense<[[{total - 1}, 0]]> : tensor<1x2xi64>", scalar_region("add", torch.int64))
+    running = ones if total == 0 else context.op(  # (XLA rejects a window of size 0)
+        "stablehlo.reduce_window", [ones, init], (total,), torch.int64,
+        f"window_dimensions = {i64_array([total])}, padding = dense<[[{total - 1}, 0]]> : tensor<1x2xi64>",
+        scalar_region("add", torch.int64))
     position = context.op("stablehlo.subtract", [running, context.constant(1, torch.int64, (total,))], (total,),
                           torch.int64)
     position = context.op("stablehlo.clamp", [context.constant(0, torch.int64, (total,)), position,

@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from .builder import LoweringError, i64_array, scalar_region, tensor_type
+from .builder import LoweringError, comparison_type, i64_array, scalar_region, tensor_type
 from .checks import check_index_bounds
 from .context import LoweringContext
 from .indexing import point_gather, point_scatter, stack_coordinates
@@ -62,7 +62,7 @@ def _max_region(dtype):
     """Picks (value, index) of two candidates as PyTorch's kernel scans a window: larger value wins, the
     earlier index on ties, a NaN beats any number and the later NaN wins."""
     scalar, index = tensor_type((), dtype), tensor_type((), torch.int64)
-    kind = "FLOAT" if dtype.is_floating_point else "SIGNED"
+    kind = comparison_type(dtype)
 
     def compare(a, b, direction, k=kind, t=scalar):
         return (f'"stablehlo.compare"({a}, {b}) {{comparison_direction = #stablehlo<comparison_direction '

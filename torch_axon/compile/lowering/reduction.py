@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from .builder import LoweringError, i64_array, tensor_type
+from .builder import LoweringError, comparison_type, i64_array, tensor_type
 from .context import LoweringContext, normalize_dim
 from .registry import lowers
 
@@ -115,7 +115,7 @@ def _arg_reduce(context, x, dim, is_max: bool):
     init_index = context.builder.constant(0, torch.int64)
     scalar, index_type = tensor_type((), dtype), tensor_type((), torch.int64)
     direction = "GT" if is_max else "LT"
-    kind = "FLOAT" if dtype.is_floating_point else ("UNSIGNED" if dtype == torch.bool else "SIGNED")
+    kind = comparison_type(dtype)
 
     def compare(a, b, d, k=kind, t=scalar):
         return (f'"stablehlo.compare"({a}, {b}) {{comparison_direction = #stablehlo<comparison_direction {d}>, '
@@ -241,6 +241,8 @@ def _cumulative(context, node, x, dim, dtype=None):
     compute = _accumulate_dtype(meta.dtype)
     x = context.convert(x, compute)
     length = x.shape[dim]
+    if length == 0:  # XLA rejects a window of size 0; the running result of nothing is nothing
+        return context.convert(x, meta.dtype)
     window = [1] * x.rank
     window[dim] = length
     padding = ", ".join(f"[{length - 1 if i == dim else 0}, 0]" for i in range(x.rank))
@@ -320,6 +322,8 @@ def _logcumsumexp(context, node, x, dim):
     if not meta.dtype.is_floating_point:
         raise LoweringError(f"logcumsumexp in {meta.dtype}")
     dim = normalize_dim(dim, x.rank)
+    if x.shape[dim] == 0:  # XLA rejects a window of size 0
+        return context.convert(x, meta.dtype)
     compute = _accumulate_dtype(meta.dtype)
     x = context.convert(x, compute)
     scalar = tensor_type((), compute)
@@ -353,10 +357,12 @@ def _cumulative_extreme(context, node, x, dim):
     if x.dtype == torch.bool or x.dtype.is_complex:
         raise LoweringError(f"cumulative max/min in {x.dtype}")
     dim = normalize_dim(dim, x.rank)
+    if x.shape[dim] == 0:  # XLA rejects a window of size 0; empty values and indices
+        return [x, context.constant(0, torch.int64, x.shape)]
     is_max = node.target == aten.cummax.default
     dtype = x.dtype
     scalar, index = tensor_type((), dtype), tensor_type((), torch.int64)
-    kind = "FLOAT" if dtype.is_floating_point else ("UNSIGNED" if dtype == torch.uint8 else "SIGNED")
+    kind = comparison_type(dtype)
 
     def compare(a, b, direction, k=kind, t=scalar):
         return (f'"stablehlo.compare"({a}, {b}) {{comparison_direction = #stablehlo<comparison_direction '

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from .builder import LoweringError, tensor_type
+from .builder import LoweringError, comparison_type, tensor_type
 from .checks import check_unique
 from .context import LoweringContext, normalize_dim
 from .registry import lowers
@@ -32,12 +32,7 @@ aten = torch.ops.aten
 
 def _comparator(dtype, descending: bool) -> str:
     scalar, index = tensor_type((), dtype), tensor_type((), torch.int64)
-    if dtype.is_floating_point:
-        kind = "FLOAT"
-    elif dtype in (torch.bool, torch.uint8, torch.uint16, torch.uint32, torch.uint64):
-        kind = "UNSIGNED"
-    else:
-        kind = "SIGNED"
+    kind = comparison_type(dtype)
 
     def compare(a, b, direction):
         return (f'"stablehlo.compare"({a}, {b}) {{comparison_direction = #stablehlo<comparison_direction '
