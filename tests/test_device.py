@@ -1,5 +1,9 @@
 """Devices: enumeration, selection, properties, the device guard."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -108,3 +112,30 @@ def test_sleep_keeps_the_stream_busy():
     end.record()
     end.synchronize()
     assert start.elapsed_time(end) >= 15
+
+
+def test_the_driver_is_chosen_at_run_time():
+    # The emulated driver by default, with every capability; the null skeleton by AXON_DRIVER=null in the same
+    # build, where the package still imports, reports no devices and refuses device work with the driver's detail.
+    assert torch.axon.driver_name() == "emulated"
+    assert torch.axon.driver_capabilities(0) == {"host_addressable_memory": True, "host_functions": True,
+                                                 "import_host_memory": True, "executables": True}
+    script = (
+        "import torch, torch_axon\n"
+        "assert torch.axon.driver_name() == 'null', torch.axon.driver_name()\n"
+        "assert torch.axon.device_count() == 0 and not torch.axon.is_available()\n"
+        "try:\n"
+        "    torch.ones(2, device='axon')\n"
+        "except NotImplementedError as error:\n"
+        "    assert 'not supported by the null driver' in str(error), error\n"
+        "else:\n"
+        "    raise AssertionError('device work on the null driver did not raise')\n"
+    )
+    for driver in ("null",):
+        result = subprocess.run([sys.executable, "-c", script], env={**os.environ, "AXON_DRIVER": driver},
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr[-2000:]
+    bogus = subprocess.run([sys.executable, "-c", "import torch, torch_axon; print(torch.axon.device_count())"],
+                           env={**os.environ, "AXON_DRIVER": "/nonexistent/libdriver.so"}, capture_output=True,
+                           text=True, timeout=120)
+    assert bogus.returncode == 0 and bogus.stdout.strip() == "0", bogus.stderr[-2000:]

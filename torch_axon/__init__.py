@@ -15,6 +15,8 @@ from .device import (
     device,
     device_count,
     device_of,
+    driver_capabilities,
+    driver_name,
     get_amp_supported_dtype,
     get_device_capability,
     get_device_name,
@@ -76,7 +78,7 @@ from . import distributed  # noqa: F401  registers the "axon" torch.distributed 
 
 __all__ = [
     "Event", "OutOfMemoryError", "Stream", "StreamContext", "current_device", "current_stream", "default_stream", "device",
-    "default_generators", "device_count", "device_of", "empty_cache", "fallback_mode", "fallback_ops", "get_amp_supported_dtype", "get_device_capability",
+    "default_generators", "device_count", "device_of", "driver_capabilities", "driver_name", "empty_cache", "fallback_mode", "fallback_ops", "get_amp_supported_dtype", "get_device_capability",
     "get_device_name", "get_device_properties", "get_memory_info", "get_rng_state", "get_rng_state_all",
     "init", "initial_seed", "is_available", "is_bf16_supported", "is_initialized", "is_tf32_supported", "is_launch_blocking", "manual_seed",
     "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",

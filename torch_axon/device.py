@@ -37,6 +37,22 @@ def device_count() -> int:
     return _C._device_count()
 
 
+def driver_name() -> str:
+    """The driver the boundary's calls reach: "emulated" (default), "null", or a driver library's own name,
+    chosen by AXON_DRIVER before the first use (runtime/include/axon/driver_api.h)."""
+    return _C._driver_name()
+
+
+# axon_capability values (runtime/include/axon/device.h).
+_CAPABILITIES = {"host_addressable_memory": 1, "host_functions": 2, "import_host_memory": 3, "executables": 4}
+
+
+def driver_capabilities(device: Any = None) -> dict[str, bool]:
+    """What the driver of `device` can do beyond the required calls, by capability name."""
+    index = _device_index(device)
+    return {name: _C._driver_capability(index, value) for name, value in _CAPABILITIES.items()}
+
+
 # The driver starts when torch_axon loads, so the device module is always
 # initialized. PyTorch probes this attribute (not is_initialized()) in places:
 # torch.utils.checkpoint saves and restores the device RNG state around a

@@ -130,7 +130,7 @@ at::Tensor& bernoulli_(at::Tensor& self, double p, std::optional<at::Generator> 
   // The dtypes the kernel below dispatches on, checked at the call (as the
   // CPU checks them) rather than inside the queued task.
   const at::ScalarType type = self.scalar_type();
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(type, /*includeBool=*/true) && !at::isBarebonesUnsignedType(type) ||
+  TORCH_CHECK_NOT_IMPLEMENTED((at::isIntegralType(type, /*includeBool=*/true) && !at::isBarebonesUnsignedType(type)) ||
                                   type == at::kFloat || type == at::kDouble || type == at::kHalf ||
                                   type == at::kBFloat16,
                               "\"bernoulli_scalar_cpu_\" not implemented for '", at::toString(type), "'");

@@ -54,9 +54,9 @@ void release_kernel(void* user_data) {
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body) {
   auto* launch = new KernelLaunch{kernel_name, std::move(body)};
-  const axon_task task{&run_kernel, &release_kernel, launch};
+  const axon_host_function task{&run_kernel, &release_kernel, launch};
   // The driver owns `launch` from here on, even if the launch fails.
-  AXON_CHECK(axon_stream_launch(stream, task), kernel_name);
+  AXON_CHECK(axon_stream_launch_host_function(stream, task), kernel_name);
 }
 
 }  // namespace axon

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "axon/runtime.h"
 #include "core/check.h"
 #include "core/device_allocator.h"
 #include "core/device.h"
@@ -80,6 +81,13 @@ PYBIND11_MODULE(_C, m) {
   });
 
   m.def("_device_count", [] { return static_cast<int>(device_count()); });
+  m.def("_driver_name", [] { return std::string(axon_driver_name()); });
+  m.def("_driver_capability", [](int device, int capability) {
+    int value = 0;
+    AXON_CHECK(axon_device_get_capability(device, static_cast<axon_capability>(capability), &value),
+               "querying a driver capability");
+    return value != 0;
+  });
   m.def("_current_device", [] { return static_cast<int>(current_device()); });
   m.def("_set_device", [](int device) {
     check_device_index(device);

@@ -21,7 +21,7 @@ struct Overloaded : Handlers... {
 template <typename... Handlers>
 Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
-axon_status run_task(const axon_task& task, std::string* message) {
+axon_status run_task(const axon_host_function& task, std::string* message) {
   char buffer[AXON_TASK_MESSAGE_CAPACITY] = {};
   axon_status status = AXON_SUCCESS;
   try {

@@ -1,4 +1,4 @@
-// extern "C" device calls: enumeration, properties, synchronization, shutdown.
+// Entry points (driver_api.cpp puts them in the table): device calls: enumeration, properties, synchronization, shutdown.
 
 #include <algorithm>
 #include <cstring>
@@ -8,13 +8,16 @@
 
 #include "axon/device.h"
 #include "boundary.h"
+#include "entry_points.h"
 #include "driver.h"
 
 using axon::emulated::Driver;
 using axon::emulated::guarded_call;
 using axon::emulated::require_output;
 
-extern "C" axon_status axon_device_count(int* count) {
+namespace axon::emulated::entry_points {
+
+axon_status axon_device_count(int* count) {
   return guarded_call(__func__, [&] {
     require_output(count, "count");
     *count = Driver::running().device_count();
@@ -22,7 +25,7 @@ extern "C" axon_status axon_device_count(int* count) {
   });
 }
 
-extern "C" axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
+axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -39,7 +42,25 @@ extern "C" axon_status axon_device_get_properties(int device, axon_device_proper
   });
 }
 
-extern "C" axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
+axon_status axon_device_get_capability(int device, axon_capability capability, int* value) {
+  return guarded_call(__func__, [&] {
+    Driver::running().require_device(device);
+    require_output(value, "value");
+    switch (capability) {
+      case AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY:  // through axon_memory_host_view, also when protected
+      case AXON_CAPABILITY_HOST_FUNCTIONS:
+      case AXON_CAPABILITY_IMPORT_HOST_MEMORY:
+      case AXON_CAPABILITY_EXECUTABLES:  // AXON_FORMAT_HOST_SHARED_OBJECT
+        *value = 1;
+        break;
+      default:
+        *value = 0;
+    }
+    return AXON_SUCCESS;
+  });
+}
+
+axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -52,7 +73,7 @@ extern "C" axon_status axon_device_memory_info(int device, size_t* free_bytes, s
   });
 }
 
-extern "C" axon_status axon_device_synchronize(int device) {
+axon_status axon_device_synchronize(int device) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -88,7 +109,7 @@ extern "C" axon_status axon_device_synchronize(int device) {
   });
 }
 
-extern "C" axon_status axon_runtime_shutdown(void) {
+axon_status axon_runtime_shutdown(void) {
   return guarded_call(__func__, [&] {
     Driver* driver = Driver::running_unless_shut_down();
     if (driver != nullptr) driver->shutdown();
@@ -96,4 +117,6 @@ extern "C" axon_status axon_runtime_shutdown(void) {
   });
 }
 
-extern "C" int axon_runtime_is_shut_down(void) { return Driver::is_shut_down() ? 1 : 0; }
+int axon_runtime_is_shut_down(void) { return Driver::is_shut_down() ? 1 : 0; }
+
+}  // namespace axon::emulated::entry_points

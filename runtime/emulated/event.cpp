@@ -1,10 +1,11 @@
-// extern "C" event calls: lifetime, record, wait, query, synchronize, timing.
+// Entry points (driver_api.cpp puts them in the table): event calls: lifetime, record, wait, query, synchronize, timing.
 
 #include <chrono>
 #include <memory>
 
 #include "axon/event.h"
 #include "boundary.h"
+#include "entry_points.h"
 #include "driver.h"
 #include "submission.h"
 
@@ -21,7 +22,9 @@ void require_timing_recording(const EventState& state, const char* role) {
 
 }  // namespace
 
-extern "C" axon_status axon_event_create(unsigned flags, axon_event* event) {
+namespace axon::emulated::entry_points {
+
+axon_status axon_event_create(unsigned flags, axon_event* event) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     require_output(event, "event");
@@ -35,7 +38,7 @@ extern "C" axon_status axon_event_create(unsigned flags, axon_event* event) {
   });
 }
 
-extern "C" axon_status axon_event_destroy(axon_event event) {
+axon_status axon_event_destroy(axon_event event) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     auto lock = scheduler.lock();
@@ -44,7 +47,7 @@ extern "C" axon_status axon_event_destroy(axon_event event) {
   });
 }
 
-extern "C" axon_status axon_event_record(axon_event event, axon_stream stream) {
+axon_status axon_event_record(axon_event event, axon_stream stream) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     Scheduler& scheduler = driver.scheduler();
@@ -70,7 +73,7 @@ extern "C" axon_status axon_event_record(axon_event event, axon_stream stream) {
   });
 }
 
-extern "C" axon_status axon_event_query(axon_event event) {
+axon_status axon_event_query(axon_event event) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     auto lock = scheduler.lock();
@@ -79,7 +82,7 @@ extern "C" axon_status axon_event_query(axon_event event) {
   });
 }
 
-extern "C" axon_status axon_event_synchronize(axon_event event) {
+axon_status axon_event_synchronize(axon_event event) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     auto lock = scheduler.lock();
@@ -91,7 +94,7 @@ extern "C" axon_status axon_event_synchronize(axon_event event) {
   });
 }
 
-extern "C" axon_status axon_stream_wait_event(axon_stream stream, axon_event event) {
+axon_status axon_stream_wait_event(axon_stream stream, axon_event event) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     Scheduler& scheduler = driver.scheduler();
@@ -111,7 +114,7 @@ extern "C" axon_status axon_stream_wait_event(axon_stream stream, axon_event eve
   });
 }
 
-extern "C" axon_status axon_event_elapsed_time(axon_event start, axon_event end, float* milliseconds) {
+axon_status axon_event_elapsed_time(axon_event start, axon_event end, float* milliseconds) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     require_output(milliseconds, "milliseconds");
@@ -131,7 +134,7 @@ extern "C" axon_status axon_event_elapsed_time(axon_event start, axon_event end,
   });
 }
 
-extern "C" axon_status axon_event_get_device(axon_event event, int* device) {
+axon_status axon_event_get_device(axon_event event, int* device) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     require_output(device, "device");
@@ -140,3 +143,5 @@ extern "C" axon_status axon_event_get_device(axon_event event, int* device) {
     return AXON_SUCCESS;
   });
 }
+
+}  // namespace axon::emulated::entry_points

@@ -1,9 +1,10 @@
-// extern "C" device memory calls: allocate, import, free, pointer queries.
+// Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, import, free, pointer queries.
 
 #include <cstdint>
 
 #include "axon/memory.h"
 #include "boundary.h"
+#include "entry_points.h"
 #include "driver.h"
 
 using axon::emulated::DeviceArena;
@@ -55,7 +56,9 @@ void require_importable_range(Driver& driver, const void* host_ptr, size_t bytes
 
 }  // namespace
 
-extern "C" axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
+namespace axon::emulated::entry_points {
+
+axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -66,7 +69,7 @@ extern "C" axon_status axon_memory_allocate(int device, size_t bytes, void** ptr
   });
 }
 
-extern "C" axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
+axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -85,7 +88,7 @@ extern "C" axon_status axon_memory_import_host(int device, void* host_ptr, size_
   });
 }
 
-extern "C" axon_status axon_memory_free(void* ptr) {
+axon_status axon_memory_free(void* ptr) {
   return guarded_call(__func__, [&] {
     Driver* driver = Driver::running_unless_shut_down();
     if (driver == nullptr || ptr == nullptr) return AXON_SUCCESS;
@@ -103,7 +106,7 @@ extern "C" axon_status axon_memory_free(void* ptr) {
   });
 }
 
-extern "C" axon_status axon_memory_pointer_device(const void* ptr, int* device) {
+axon_status axon_memory_pointer_device(const void* ptr, int* device) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(device, "device");
@@ -112,7 +115,7 @@ extern "C" axon_status axon_memory_pointer_device(const void* ptr, int* device) 
   });
 }
 
-extern "C" axon_status axon_memory_used(int device, size_t* bytes) {
+axon_status axon_memory_used(int device, size_t* bytes) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -122,7 +125,7 @@ extern "C" axon_status axon_memory_used(int device, size_t* bytes) {
   });
 }
 
-extern "C" axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
+axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(host_ptr, "host_ptr");
@@ -130,3 +133,5 @@ extern "C" axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
     return AXON_SUCCESS;
   });
 }
+
+}  // namespace axon::emulated::entry_points

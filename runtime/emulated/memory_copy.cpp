@@ -1,4 +1,4 @@
-// extern "C" copies and sets: classify each pointer, then queue the work.
+// Entry points (driver_api.cpp puts them in the table): copies and sets: classify each pointer, then queue the work.
 
 #include <cstring>
 #include <memory>
@@ -6,6 +6,8 @@
 
 #include "axon/memory.h"
 #include "boundary.h"
+#include "entry_points.h"
+#include "device_range.h"
 #include "driver.h"
 #include "submission.h"
 
@@ -34,27 +36,8 @@ struct MemoryRegion {
 MemoryRegion locate_region(Driver& driver, const void* pointer, size_t bytes, const char* role) {
   if (pointer == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a non-null ", role, " pointer, got null");
   const char* address = static_cast<const char*>(pointer);
-  if (DeviceArena* arena = driver.arena_owning(pointer)) {
-    const auto allocation = arena->find_allocation(pointer);
-    if (!allocation) {
-      fail(AXON_ERROR_INVALID_POINTER, role, " pointer ", pointer, " lies in device ", arena->device(),
-           "'s address range but not inside a live allocation (freed?)");
-    }
-    const size_t offset = static_cast<size_t>(address - allocation->base);
-    if (bytes > allocation->size - offset) {
-      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset,
-           " overruns its ", allocation->size, "-byte allocation on device ", arena->device());
-    }
-    return {MemoryKind::device, arena->host_view(pointer)};
-  }
-  // Before the pinned lookup: imported pinned memory is device memory now.
-  if (const auto imported = driver.imported_host().find(pointer)) {
-    const size_t offset = static_cast<size_t>(address - imported->base);
-    if (bytes > imported->size - offset) {
-      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset,
-           " overruns its ", imported->size, "-byte import on device ", imported->device);
-    }
-    return {MemoryKind::device, const_cast<void*>(pointer)};
+  if (const auto device = find_device_range(driver, pointer, bytes, role)) {
+    return {MemoryKind::device, device->host_address};
   }
   if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
     const size_t offset = static_cast<size_t>(address - pinned->base);
@@ -98,21 +81,23 @@ void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Co
 
 }  // namespace
 
-extern "C" axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+namespace axon::emulated::entry_points {
+
+axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
   return guarded_call(__func__, [&] {
     queue_copy(dst, src, bytes, stream, Completion::asynchronous);
     return AXON_SUCCESS;
   });
 }
 
-extern "C" axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
+axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
   return guarded_call(__func__, [&] {
     queue_copy(dst, src, bytes, stream, Completion::wait);
     return AXON_SUCCESS;
   });
 }
 
-extern "C" axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
+axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     if (bytes == 0) {
@@ -129,3 +114,5 @@ extern "C" axon_status axon_memory_set_async(void* dst, int value, size_t bytes,
     return AXON_SUCCESS;
   });
 }
+
+}  // namespace axon::emulated::entry_points

@@ -1,7 +1,8 @@
-// extern "C" pinned host memory calls.
+// Entry points (driver_api.cpp puts them in the table): pinned host memory calls.
 
 #include "axon/memory.h"
 #include "boundary.h"
+#include "entry_points.h"
 #include "driver.h"
 
 using axon::emulated::Driver;
@@ -9,7 +10,9 @@ using axon::emulated::fail;
 using axon::emulated::guarded_call;
 using axon::emulated::require_output;
 
-extern "C" axon_status axon_host_allocate(size_t bytes, void** ptr) {
+namespace axon::emulated::entry_points {
+
+axon_status axon_host_allocate(size_t bytes, void** ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(ptr, "ptr");
@@ -19,7 +22,7 @@ extern "C" axon_status axon_host_allocate(size_t bytes, void** ptr) {
   });
 }
 
-extern "C" axon_status axon_host_free(void* ptr) {
+axon_status axon_host_free(void* ptr) {
   return guarded_call(__func__, [&] {
     Driver* driver = Driver::running_unless_shut_down();
     if (driver == nullptr || ptr == nullptr) return AXON_SUCCESS;
@@ -28,7 +31,7 @@ extern "C" axon_status axon_host_free(void* ptr) {
   });
 }
 
-extern "C" axon_status axon_host_pointer_is_pinned(const void* ptr, int* pinned) {
+axon_status axon_host_pointer_is_pinned(const void* ptr, int* pinned) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(pinned, "pinned");
@@ -36,3 +39,5 @@ extern "C" axon_status axon_host_pointer_is_pinned(const void* ptr, int* pinned)
     return AXON_SUCCESS;
   });
 }
+
+}  // namespace axon::emulated::entry_points

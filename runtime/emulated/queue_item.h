@@ -13,11 +13,11 @@
 
 namespace axon::emulated {
 
-// Owns an axon_task and calls its `release` exactly once: explicitly after
+// Owns an axon_host_function and calls its `release` exactly once: explicitly after
 // running, or on destruction if the task is dropped without running.
 class OwnedTask {
  public:
-  explicit OwnedTask(axon_task task) : task_(task) {}
+  explicit OwnedTask(axon_host_function task) : task_(task) {}
   OwnedTask(OwnedTask&& other) noexcept : task_(other.task_), owned_(std::exchange(other.owned_, false)) {}
   OwnedTask& operator=(OwnedTask&& other) noexcept {
     if (this != &other) {
@@ -31,7 +31,7 @@ class OwnedTask {
   OwnedTask& operator=(const OwnedTask&) = delete;
   ~OwnedTask() { release(); }
 
-  const axon_task& task() const { return task_; }
+  const axon_host_function& task() const { return task_; }
 
   void release() noexcept {
     if (!owned_) return;
@@ -46,7 +46,7 @@ class OwnedTask {
   }
 
  private:
-  axon_task task_;
+  axon_host_function task_;
   bool owned_ = true;
 };
 

@@ -1,9 +1,10 @@
-// extern "C" stream calls: lifetime, properties, launch, query, synchronize.
+// Entry points (driver_api.cpp puts them in the table): stream calls: lifetime, properties, launch, query, synchronize.
 
 #include <utility>
 
 #include "axon/stream.h"
 #include "boundary.h"
+#include "entry_points.h"
 #include "driver.h"
 #include "submission.h"
 
@@ -21,7 +22,9 @@ void throw_pending_error(axon_stream_object* stream) {
 
 }  // namespace
 
-extern "C" axon_status axon_stream_priority_range(int* least_urgent, int* most_urgent) {
+namespace axon::emulated::entry_points {
+
+axon_status axon_stream_priority_range(int* least_urgent, int* most_urgent) {
   return guarded_call(__func__, [&] {
     Driver::running();
     require_output(least_urgent, "least_urgent");
@@ -32,7 +35,7 @@ extern "C" axon_status axon_stream_priority_range(int* least_urgent, int* most_u
   });
 }
 
-extern "C" axon_status axon_stream_create(int device, int priority, axon_stream* stream) {
+axon_status axon_stream_create(int device, int priority, axon_stream* stream) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -43,7 +46,7 @@ extern "C" axon_status axon_stream_create(int device, int priority, axon_stream*
   });
 }
 
-extern "C" axon_status axon_stream_destroy(axon_stream stream) {
+axon_status axon_stream_destroy(axon_stream stream) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     auto lock = scheduler.lock();
@@ -64,7 +67,7 @@ extern "C" axon_status axon_stream_destroy(axon_stream stream) {
   });
 }
 
-extern "C" axon_status axon_stream_get_default(int device, axon_stream* stream) {
+axon_status axon_stream_get_default(int device, axon_stream* stream) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -75,7 +78,7 @@ extern "C" axon_status axon_stream_get_default(int device, axon_stream* stream) 
   });
 }
 
-extern "C" axon_status axon_stream_get_device(axon_stream stream, int* device) {
+axon_status axon_stream_get_device(axon_stream stream, int* device) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     require_output(device, "device");
@@ -85,7 +88,7 @@ extern "C" axon_status axon_stream_get_device(axon_stream stream, int* device) {
   });
 }
 
-extern "C" axon_status axon_stream_get_priority(axon_stream stream, int* priority) {
+axon_status axon_stream_get_priority(axon_stream stream, int* priority) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     require_output(priority, "priority");
@@ -95,7 +98,7 @@ extern "C" axon_status axon_stream_get_priority(axon_stream stream, int* priorit
   });
 }
 
-extern "C" axon_status axon_stream_launch(axon_stream stream, axon_task task) {
+axon_status axon_stream_launch_host_function(axon_stream stream, axon_host_function task) {
   // Owned from the first line, so `release` runs exactly once on every path.
   OwnedTask owned(task);
   return guarded_call(__func__, [&] {
@@ -106,7 +109,7 @@ extern "C" axon_status axon_stream_launch(axon_stream stream, axon_task task) {
   });
 }
 
-extern "C" axon_status axon_stream_query(axon_stream stream) {
+axon_status axon_stream_query(axon_stream stream) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     auto lock = scheduler.lock();
@@ -116,7 +119,7 @@ extern "C" axon_status axon_stream_query(axon_stream stream) {
   });
 }
 
-extern "C" axon_status axon_stream_synchronize(axon_stream stream) {
+axon_status axon_stream_synchronize(axon_stream stream) {
   return guarded_call(__func__, [&] {
     Scheduler& scheduler = Driver::running().scheduler();
     auto lock = scheduler.lock();
@@ -129,3 +132,5 @@ extern "C" axon_status axon_stream_synchronize(axon_stream stream) {
     return AXON_SUCCESS;
   });
 }
+
+}  // namespace axon::emulated::entry_points

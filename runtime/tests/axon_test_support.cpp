@@ -1,6 +1,8 @@
 #include "axon_test_support.h"
 
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace axon_test {
@@ -23,19 +25,19 @@ void release_task_state(void* user_data) {
 
 }  // namespace
 
-axon_task make_task(TaskBody body, ReleaseCounter* counter) {
-  return axon_task{run_task_state, release_task_state, new TaskState{std::move(body), counter}};
+axon_host_function make_task(TaskBody body, ReleaseCounter* counter) {
+  return axon_host_function{run_task_state, release_task_state, new TaskState{std::move(body), counter}};
 }
 
 axon_status launch(axon_stream stream, std::function<void()> body) {
-  return axon_stream_launch(stream, make_task([body = std::move(body)](char*) {
+  return axon_stream_launch_host_function(stream, make_task([body = std::move(body)](char*) {
                               body();
                               return AXON_SUCCESS;
                             }));
 }
 
 axon_status launch_failing(axon_stream stream, axon_status status, const std::string& text) {
-  return axon_stream_launch(stream, make_task([status, text](char* message) {
+  return axon_stream_launch_host_function(stream, make_task([status, text](char* message) {
                               std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s", text.c_str());
                               return status;
                             }));
@@ -46,21 +48,27 @@ axon_status Gate::hold(axon_stream stream) {
   return launch(stream, [future] { future.wait(); });
 }
 
+void require(axon_status status, const char* call) {
+  if (status == AXON_SUCCESS) return;
+  throw std::runtime_error(std::string(call) + " returned " + axon_status_name(status) + ": " +
+                           axon_last_error_message());
+}
+
 void* host_view(const void* device_pointer) {
   void* view = nullptr;
-  EXPECT_EQ(axon_memory_host_view(device_pointer, &view), AXON_SUCCESS) << axon_last_error_message();
+  require(axon_memory_host_view(device_pointer, &view), "axon_memory_host_view");
   return view;
 }
 
 int device_count() {
   int count = 0;
-  EXPECT_EQ(axon_device_count(&count), AXON_SUCCESS) << axon_last_error_message();
+  require(axon_device_count(&count), "axon_device_count");
   return count;
 }
 
 size_t memory_used(int device) {
   size_t bytes = 0;
-  EXPECT_EQ(axon_memory_used(device, &bytes), AXON_SUCCESS) << axon_last_error_message();
+  require(axon_memory_used(device, &bytes), "axon_memory_used");
   return bytes;
 }
 
@@ -69,7 +77,7 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 ScopedStream::ScopedStream(int device, int priority) {
-  EXPECT_EQ(axon_stream_create(device, priority, &stream_), AXON_SUCCESS) << axon_last_error_message();
+  require(axon_stream_create(device, priority, &stream_), "axon_stream_create");
 }
 
 ScopedStream::~ScopedStream() {
@@ -77,7 +85,7 @@ ScopedStream::~ScopedStream() {
 }
 
 DeviceBuffer::DeviceBuffer(int device, size_t bytes) {
-  EXPECT_EQ(axon_memory_allocate(device, bytes, &pointer_), AXON_SUCCESS) << axon_last_error_message();
+  require(axon_memory_allocate(device, bytes, &pointer_), "axon_memory_allocate");
 }
 
 DeviceBuffer::~DeviceBuffer() {

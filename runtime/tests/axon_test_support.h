@@ -46,8 +46,8 @@ struct ReleaseCounter {
   std::atomic<int> count{0};
 };
 
-// Wraps `body` as an axon_task whose release deletes it (and bumps `counter`).
-axon_task make_task(TaskBody body, ReleaseCounter* counter = nullptr);
+// Wraps `body` as an axon_host_function whose release deletes it (and bumps `counter`).
+axon_host_function make_task(TaskBody body, ReleaseCounter* counter = nullptr);
 
 // Launches a task running `body`; returns the launch status.
 axon_status launch(axon_stream stream, std::function<void()> body);
@@ -70,6 +70,13 @@ class Gate {
   std::shared_future<void> future_;
   std::atomic<bool> opened_{false};
 };
+
+// Throws std::runtime_error naming `call`, its status and the detail unless
+// `status` is AXON_SUCCESS. For the helpers a test cannot go on without: the
+// test fails with that message instead of using an unset handle or pointer
+// (a driver that refuses a call, such as the null driver, must not crash the
+// conformance suite).
+void require(axon_status status, const char* call);
 
 // Device memory as host code inside a task sees it.
 void* host_view(const void* device_pointer);

@@ -11,6 +11,7 @@
 using axon_test::DeviceBuffer;
 using axon_test::Gate;
 using axon_test::ScopedStream;
+using axon_test::require;
 
 namespace {
 
@@ -24,7 +25,7 @@ std::vector<unsigned char> pattern(unsigned seed) {
 
 class PinnedBuffer {
  public:
-  explicit PinnedBuffer(size_t bytes) { EXPECT_EQ(axon_host_allocate(bytes, &pointer_), AXON_SUCCESS); }
+  explicit PinnedBuffer(size_t bytes) { require(axon_host_allocate(bytes, &pointer_), "axon_host_allocate"); }
   ~PinnedBuffer() { EXPECT_EQ(axon_host_free(pointer_), AXON_SUCCESS); }
   unsigned char* get() const { return static_cast<unsigned char*>(pointer_); }
 

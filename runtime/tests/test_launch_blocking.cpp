@@ -23,7 +23,7 @@ TEST(LaunchBlocking, LaunchReturnsAfterTheTaskRan) {
 TEST(LaunchBlocking, LaunchReturnsTheTasksOwnFailureAndLeavesNoPendingError) {
   ScopedStream stream(0);
   axon_test::ReleaseCounter counter;
-  const axon_status status = axon_stream_launch(stream, axon_test::make_task(
+  const axon_status status = axon_stream_launch_host_function(stream, axon_test::make_task(
                                                             [](char* message) {
                                                               message[0] = 'x';
                                                               message[1] = '\0';
@@ -32,7 +32,7 @@ TEST(LaunchBlocking, LaunchReturnsTheTasksOwnFailureAndLeavesNoPendingError) {
                                                             &counter));
   EXPECT_EQ(status, AXON_ERROR_TASK_FAILED);
   const std::string message = axon_last_error_message();
-  EXPECT_EQ(message.rfind("[axon_stream_launch] task failed on stream", 0), 0u) << message;
+  EXPECT_EQ(message.rfind("[axon_stream_launch_host_function] task failed on stream", 0), 0u) << message;
   EXPECT_NE(message.find("AXON_ERROR_INVALID_VALUE: x"), std::string::npos) << message;
   EXPECT_EQ(counter.count.load(), 1);
   EXPECT_AXON_OK(axon_stream_synchronize(stream));

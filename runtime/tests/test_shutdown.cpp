@@ -21,7 +21,7 @@ TEST(Shutdown, DrainsQueuedWorkThenRefusesCalls) {
   axon_test::ReleaseCounter counter;
   ASSERT_AXON_OK(gate.hold(stream));
   std::atomic<bool> ran{false};
-  ASSERT_AXON_OK(axon_stream_launch(stream, axon_test::make_task(
+  ASSERT_AXON_OK(axon_stream_launch_host_function(stream, axon_test::make_task(
                                                 [&](char*) {
                                                   ran = true;
                                                   return AXON_SUCCESS;
@@ -53,7 +53,7 @@ TEST(Shutdown, DrainsQueuedWorkThenRefusesCalls) {
 
   // A launch refused by shutdown still releases its task.
   EXPECT_AXON_STATUS(AXON_ERROR_SHUT_DOWN,
-                     axon_stream_launch(stream, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
+                     axon_stream_launch_host_function(stream, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
   EXPECT_EQ(counter.count.load(), 2);
 
   // Late owners free without failing, whatever they hold.

@@ -30,6 +30,24 @@ axon_status axon_device_count(int* count);
 
 axon_status axon_device_get_properties(int device, axon_device_properties* properties);
 
+// What a driver can do beyond the required calls. Each answer is 0 or 1 and
+// fixed for the driver's lifetime; callers check it once and choose their path.
+typedef enum axon_capability {
+  // Host code may read and write device memory through axon_memory_host_view
+  // (the emulated driver: yes; a chip with its own memory: usually no).
+  AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY = 1,
+  // axon_stream_launch_host_function runs host code in stream order.
+  AXON_CAPABILITY_HOST_FUNCTIONS = 2,
+  // axon_memory_import_host adopts host memory as device memory.
+  AXON_CAPABILITY_IMPORT_HOST_MEMORY = 3,
+  // axon_executable_load accepts at least one format (axon/executable.h).
+  AXON_CAPABILITY_EXECUTABLES = 4,
+} axon_capability;
+
+// *value = 1 if `device` has `capability`, else 0. An unknown capability is
+// answered 0 (a newer caller on an older driver), not refused.
+axon_status axon_device_get_capability(int device, axon_capability capability, int* value);
+
 // Bytes still allocatable on the device and its capacity.
 axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes);
 

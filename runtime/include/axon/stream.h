@@ -39,17 +39,26 @@ typedef struct axon_stream_object* axon_stream;
 // Room for a task's failure message, including the terminating NUL.
 #define AXON_TASK_MESSAGE_CAPACITY 1024
 
-// A unit of device work. In the emulated driver `run` is host code executed by
-// the device's worker thread; a real chip's driver would submit a compiled
-// kernel in this slot. `run` returns AXON_SUCCESS, or a failure status after
-// writing a NUL-terminated message into `message`.
+// A host function: host code run in stream order (CUDA's cudaLaunchHostFunc).
+// The driver calls `run` once every earlier item of the stream has finished
+// and runs nothing later on the stream until it returns. `run` returns
+// AXON_SUCCESS, or a failure status after writing a NUL-terminated message
+// (at most AXON_TASK_MESSAGE_CAPACITY bytes) into `message`; a failure is
+// reported like any failed device work (see "Errors" above).
 // `release` (may be null) is called exactly once after `run`, on any thread,
-// and also when the task is discarded without running (shutdown).
-typedef struct axon_task {
+// and also when the function is discarded without running (shutdown, or a
+// launch that fails).
+//
+// Device programs are not host functions: they are executables
+// (axon/executable.h). Host functions are an optional slot
+// (AXON_CAPABILITY_HOST_FUNCTIONS); whether `run` may dereference device
+// memory through axon_memory_host_view is a separate capability
+// (AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY).
+typedef struct axon_host_function {
   axon_status (*run)(void* user_data, char* message);
   void (*release)(void* user_data);
   void* user_data;
-} axon_task;
+} axon_host_function;
 
 // Range of valid priorities: *most_urgent <= priority <= *least_urgent.
 // 0 is the default priority and always valid.
@@ -69,10 +78,11 @@ axon_status axon_stream_get_default(int device, axon_stream* stream);
 axon_status axon_stream_get_device(axon_stream stream, int* device);
 axon_status axon_stream_get_priority(axon_stream stream, int* priority);
 
-// Queues `task` after all work previously queued on `stream`. Ownership of
-// task.user_data passes to the driver, which calls task.release exactly once,
-// even when this call fails.
-axon_status axon_stream_launch(axon_stream stream, axon_task task);
+// Queues host function `task` after all work previously queued on `stream`.
+// Ownership of task.user_data passes to the driver, which calls task.release
+// exactly once, even when this call fails. A driver without host functions
+// returns AXON_ERROR_NOT_SUPPORTED (and still releases).
+axon_status axon_stream_launch_host_function(axon_stream stream, axon_host_function task);
 
 // AXON_SUCCESS if all queued work has finished, AXON_ERROR_NOT_READY if not,
 // or the stream's pending error.

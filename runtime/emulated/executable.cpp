@@ -1,0 +1,222 @@
+// Entry points (driver_api.cpp puts them in the table): executables in the
+// "host-shared-object" format, native code the device's worker runs.
+//
+// Loading writes the image to an anonymous file (memfd) and dlopens it from
+// there, so nothing touches the file system; the library stays loaded while
+// the handle or any queued launch holds it. A launch resolves its entry point
+// and checks its bindings at once, then queues a host function that calls the
+// entry with the bindings' host views.
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "axon/executable.h"
+#include "axon/formats/host_shared_object.h"
+#include "boundary.h"
+#include "entry_points.h"
+#include "device_range.h"
+#include "driver.h"
+#include "submission.h"
+
+using namespace axon::emulated;
+
+namespace {
+
+using EntryPoint = int (*)(const axon_host_dispatch* dispatch, char* message);
+
+// A loaded shared object, closed when the last handle or launch lets go.
+class LoadedLibrary {
+ public:
+  explicit LoadedLibrary(void* handle) : handle_(handle) {}
+  ~LoadedLibrary() { dlclose(handle_); }
+  LoadedLibrary(const LoadedLibrary&) = delete;
+  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
+
+  EntryPoint find(const char* name) const { return reinterpret_cast<EntryPoint>(dlsym(handle_, name)); }
+
+ private:
+  void* handle_;
+};
+
+}  // namespace
+
+struct axon_executable_object {
+  int device = -1;
+  std::shared_ptr<LoadedLibrary> library;
+};
+
+namespace {
+
+// Live handles, so a destroyed or foreign handle is refused instead of used.
+struct ExecutableRegistry {
+  std::mutex mutex;
+  std::unordered_set<axon_executable_object*> live;
+};
+
+ExecutableRegistry& registry() {
+  static auto* instance = new ExecutableRegistry();  // leaked, like the driver
+  return *instance;
+}
+
+std::shared_ptr<LoadedLibrary> load_library(const void* image, size_t bytes) {
+  static constexpr char kElfMagic[] = {0x7f, 'E', 'L', 'F'};
+  if (bytes < sizeof(kElfMagic) || std::memcmp(image, kElfMagic, sizeof(kElfMagic)) != 0) {
+    fail(AXON_ERROR_INVALID_VALUE, "expected an ELF shared object (", AXON_FORMAT_HOST_SHARED_OBJECT,
+         " format), got ", bytes, " bytes that do not start with the ELF magic");
+  }
+  const int fd = memfd_create("axon-executable", MFD_CLOEXEC);
+  if (fd < 0) fail(AXON_ERROR_SYSTEM, "memfd_create failed: ", std::strerror(errno));
+  struct CloseOnExit {
+    int fd;
+    ~CloseOnExit() { close(fd); }
+  } close_on_exit{fd};
+  for (size_t written = 0; written < bytes;) {
+    const ssize_t step = write(fd, static_cast<const char*>(image) + written, bytes - written);
+    if (step < 0) fail(AXON_ERROR_SYSTEM, "writing the executable image failed: ", std::strerror(errno));
+    written += static_cast<size_t>(step);
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    fail(AXON_ERROR_INVALID_VALUE, "the shared object does not load: ", why != nullptr ? why : "(no reason given)");
+  }
+  return std::make_shared<LoadedLibrary>(handle);
+}
+
+// What one launch needs on the worker; owned by its host function.
+struct Dispatch {
+  std::shared_ptr<LoadedLibrary> library;
+  EntryPoint entry = nullptr;
+  std::vector<void*> bindings;
+  std::vector<size_t> binding_bytes;
+  std::vector<unsigned char> constants;
+};
+
+axon_status run_dispatch(void* user_data, char* message) {
+  const auto* dispatch = static_cast<const Dispatch*>(user_data);
+  const axon_host_dispatch arguments{dispatch->bindings.data(), dispatch->binding_bytes.data(),
+                                     dispatch->bindings.size(),
+                                     dispatch->constants.empty() ? nullptr : dispatch->constants.data(),
+                                     dispatch->constants.size()};
+  if (dispatch->entry(&arguments, message) == 0) return AXON_SUCCESS;
+  if (message[0] == '\0') std::strncpy(message, "the executable's entry point failed without a message", 64);
+  return AXON_ERROR_TASK_FAILED;
+}
+
+void release_dispatch(void* user_data) { delete static_cast<Dispatch*>(user_data); }
+
+axon_executable_object* find_executable(axon_executable executable) {
+  ExecutableRegistry& executables = registry();
+  std::lock_guard<std::mutex> lock(executables.mutex);
+  if (executables.live.count(executable) == 0) {
+    fail(AXON_ERROR_INVALID_HANDLE, "executable ", static_cast<const void*>(executable),
+         " is not a live executable of this driver (null, destroyed or foreign)");
+  }
+  return executable;
+}
+
+}  // namespace
+
+namespace axon::emulated::entry_points {
+
+axon_status axon_executable_format_supported(int device, const char* format, int* supported) {
+  return guarded_call(__func__, [&] {
+    Driver::running().require_device(device);
+    require_output(supported, "supported");
+    if (format == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a format name, got null");
+    *supported = std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0 ? 1 : 0;
+    return AXON_SUCCESS;
+  });
+}
+
+axon_status axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
+                                 axon_executable* executable) {
+  return guarded_call(__func__, [&] {
+    Driver::running().require_device(device);
+    require_output(executable, "executable");
+    if (format == nullptr || std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) != 0) {
+      fail(AXON_ERROR_NOT_SUPPORTED, "expected format \"", AXON_FORMAT_HOST_SHARED_OBJECT,
+           "\" (the only one the emulated driver loads), got ", format == nullptr ? "null" : format);
+    }
+    if (image == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected an image, got null");
+    auto loaded = std::make_unique<axon_executable_object>();
+    loaded->device = device;
+    loaded->library = load_library(image, image_bytes);
+    ExecutableRegistry& executables = registry();
+    std::lock_guard<std::mutex> lock(executables.mutex);
+    executables.live.insert(loaded.get());
+    *executable = loaded.release();
+    return AXON_SUCCESS;
+  });
+}
+
+axon_status axon_executable_destroy(axon_executable executable) {
+  return guarded_call(__func__, [&] {
+    find_executable(executable);
+    {
+      ExecutableRegistry& executables = registry();
+      std::lock_guard<std::mutex> lock(executables.mutex);
+      executables.live.erase(executable);
+    }
+    delete executable;  // queued launches keep the library through their own reference
+    return AXON_SUCCESS;
+  });
+}
+
+axon_status axon_stream_launch_executable(axon_stream stream, axon_executable executable, const char* entry_point,
+                                          const axon_binding* bindings, size_t binding_count, const void* constants,
+                                          size_t constant_bytes) {
+  return guarded_call(__func__, [&] {
+    Driver& driver = Driver::running();
+    axon_executable_object* loaded = find_executable(executable);
+    int stream_device = -1;
+    {
+      auto lock = driver.scheduler().lock();
+      stream_device = driver.scheduler().find_stream(stream)->device;
+    }
+    if (stream_device != loaded->device) {
+      fail(AXON_ERROR_INVALID_HANDLE, "the executable was loaded for device ", loaded->device,
+           " but the stream belongs to device ", stream_device);
+    }
+    if (entry_point == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected an entry point name, got null");
+    if (binding_count > 0 && bindings == nullptr) {
+      fail(AXON_ERROR_INVALID_VALUE, "expected ", binding_count, " bindings, got a null array");
+    }
+    if (constant_bytes > 0 && constants == nullptr) {
+      fail(AXON_ERROR_INVALID_VALUE, "expected ", constant_bytes, " constant bytes, got a null pointer");
+    }
+    auto dispatch = std::make_unique<Dispatch>();
+    dispatch->library = loaded->library;
+    dispatch->entry = loaded->library->find(entry_point);
+    if (dispatch->entry == nullptr) {
+      fail(AXON_ERROR_INVALID_VALUE, "the executable exports no entry point named \"", entry_point, "\"");
+    }
+    for (size_t index = 0; index < binding_count; ++index) {
+      const std::string role = "binding " + std::to_string(index);
+      const auto range = find_device_range(driver, bindings[index].device_ptr, bindings[index].bytes, role.c_str());
+      if (!range || range->device != loaded->device) {
+        fail(AXON_ERROR_INVALID_VALUE, role, " (", bindings[index].device_ptr, ") is not device memory of device ",
+             loaded->device);
+      }
+      dispatch->bindings.push_back(range->host_address);
+      dispatch->binding_bytes.push_back(bindings[index].bytes);
+    }
+    const auto* constant_data = static_cast<const unsigned char*>(constants);
+    dispatch->constants.assign(constant_data, constant_data + constant_bytes);
+    OwnedTask task(axon_host_function{&run_dispatch, &release_dispatch, dispatch.release()});
+    submit_work(driver, stream, QueueItem{std::move(task), 0, nullptr}, Completion::asynchronous);
+    return AXON_SUCCESS;
+  });
+}
+
+}  // namespace axon::emulated::entry_points

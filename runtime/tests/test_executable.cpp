@@ -1,0 +1,160 @@
+// Executables: formats, loading, launches in stream order with bindings and
+// constants, failures. Drivers without executables (capability 0) skip these.
+//
+// The image is the "host-shared-object" test kernel library
+// (kernels/test_kernels.cpp); a driver that loads another format would test
+// its own programs the same way.
+
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "axon/formats/host_shared_object.h"
+#include "axon_test_support.h"
+
+using axon_test::DeviceBuffer;
+using axon_test::Gate;
+using axon_test::ScopedStream;
+
+namespace {
+
+std::vector<char> kernel_image() {
+  std::ifstream file(AXON_TEST_KERNELS_PATH, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+// Skips the test unless device 0 loads host-shared-object executables.
+#define REQUIRE_HOST_EXECUTABLES()                                                                   \
+  do {                                                                                               \
+    int supported_ = 0;                                                                              \
+    ASSERT_AXON_OK(axon_executable_format_supported(0, AXON_FORMAT_HOST_SHARED_OBJECT, &supported_)); \
+    if (!supported_) GTEST_SKIP() << "the driver does not load " AXON_FORMAT_HOST_SHARED_OBJECT;     \
+  } while (0)
+
+class LoadedKernels {
+ public:
+  explicit LoadedKernels(int device) {
+    const std::vector<char> image = kernel_image();
+    axon_test::require(axon_executable_load(device, AXON_FORMAT_HOST_SHARED_OBJECT, image.data(), image.size(),
+                                            &executable_),
+                       "axon_executable_load");
+  }
+  ~LoadedKernels() {
+    if (executable_ != nullptr) EXPECT_AXON_OK(axon_executable_destroy(executable_));
+  }
+  axon_executable get() const { return executable_; }
+  void forget() { executable_ = nullptr; }
+
+ private:
+  axon_executable executable_ = nullptr;
+};
+
+constexpr size_t kCount = 1000;
+
+}  // namespace
+
+TEST(Executable, CapabilityAnswersAreZeroOrOne) {
+  for (int capability = 0; capability <= 8; ++capability) {
+    int value = 7;
+    ASSERT_AXON_OK(axon_device_get_capability(0, static_cast<axon_capability>(capability), &value));
+    EXPECT_TRUE(value == 0 || value == 1) << "capability " << capability;
+    if (capability == 0 || capability > AXON_CAPABILITY_EXECUTABLES) {
+      EXPECT_EQ(value, 0);  // unknown ones
+    }
+  }
+  int supported = 7;
+  ASSERT_AXON_OK(axon_executable_format_supported(0, "no-such-format", &supported));
+  EXPECT_EQ(supported, 0);
+}
+
+TEST(Executable, LaunchRunsInStreamOrderWithBindingsAndConstants) {
+  REQUIRE_HOST_EXECUTABLES();
+  LoadedKernels kernels(0);
+  ScopedStream stream(0);
+  DeviceBuffer a(0, kCount * sizeof(float)), b(0, kCount * sizeof(float)), out(0, kCount * sizeof(float));
+  std::vector<float> a_values(kCount), b_values(kCount), result(kCount, -1.0f);
+  for (size_t i = 0; i < kCount; ++i) {
+    a_values[i] = static_cast<float>(i);
+    b_values[i] = 0.5f;
+  }
+  ASSERT_AXON_OK(axon_memory_copy(a.get(), a_values.data(), kCount * sizeof(float), stream.get()));
+  ASSERT_AXON_OK(axon_memory_copy(b.get(), b_values.data(), kCount * sizeof(float), stream.get()));
+  ASSERT_AXON_OK(axon_memory_set_async(out.get(), 0, kCount * sizeof(float), stream.get()));
+
+  Gate gate;
+  ASSERT_AXON_OK(gate.hold(stream.get()));
+  const axon_binding bindings[] = {{a.get(), kCount * sizeof(float)},
+                                   {b.get(), kCount * sizeof(float)},
+                                   {out.get(), kCount * sizeof(float)}};
+  const float scale = 3.0f;
+  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add", bindings, 3, &scale,
+                                               sizeof(scale)));
+  EXPECT_AXON_STATUS(AXON_ERROR_NOT_READY, axon_stream_query(stream.get()));  // queued behind the gate
+  gate.open();
+  ASSERT_AXON_OK(axon_memory_copy(result.data(), out.get(), kCount * sizeof(float), stream.get()));
+  for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(result[i], 3.0f * static_cast<float>(i) + 0.5f) << i;
+}
+
+TEST(Executable, DestroyWhileLaunchesAreQueuedKeepsTheProgram) {
+  REQUIRE_HOST_EXECUTABLES();
+  LoadedKernels kernels(0);
+  ScopedStream stream(0);
+  DeviceBuffer a(0, sizeof(float)), out(0, sizeof(float));
+  const float one = 1.0f;
+  ASSERT_AXON_OK(axon_memory_copy(a.get(), &one, sizeof(one), stream.get()));
+  Gate gate;
+  ASSERT_AXON_OK(gate.hold(stream.get()));
+  const axon_binding bindings[] = {{a.get(), sizeof(float)}, {a.get(), sizeof(float)}, {out.get(), sizeof(float)}};
+  const float scale = 2.0f;
+  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add", bindings, 3, &scale,
+                                               sizeof(scale)));
+  ASSERT_AXON_OK(axon_executable_destroy(kernels.get()));
+  kernels.forget();
+  gate.open();
+  float result = 0;
+  ASSERT_AXON_OK(axon_memory_copy(&result, out.get(), sizeof(result), stream.get()));
+  EXPECT_EQ(result, 3.0f);
+}
+
+TEST(Executable, ArgumentErrorsAreReportedAtTheCall) {
+  REQUIRE_HOST_EXECUTABLES();
+  const char not_elf[] = "definitely not a shared object";
+  axon_executable executable = nullptr;
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE,
+                     axon_executable_load(0, AXON_FORMAT_HOST_SHARED_OBJECT, not_elf, sizeof(not_elf), &executable));
+  EXPECT_EQ(executable, nullptr);
+  EXPECT_AXON_STATUS(AXON_ERROR_NOT_SUPPORTED, axon_executable_load(0, "no-such-format", not_elf, 4, &executable));
+
+  LoadedKernels kernels(0);
+  ScopedStream stream(0);
+  DeviceBuffer buffer(0, 16);
+  float host[4] = {};
+  const axon_binding device_binding[] = {{buffer.get(), 16}};
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_launch_executable(stream.get(), kernels.get(), "missing",
+                                                                             device_binding, 1, nullptr, 0));
+  const axon_binding host_binding[] = {{host, sizeof(host)}};
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_launch_executable(stream.get(), kernels.get(),
+                                                                             "scaled_add", host_binding, 1, nullptr, 0));
+  const axon_binding overrun[] = {{buffer.get(), size_t{1} << 20}};  // past the allocation (and its granule)
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_launch_executable(stream.get(), kernels.get(),
+                                                                             "scaled_add", overrun, 1, nullptr, 0));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE,
+                     axon_stream_launch_executable(stream.get(), nullptr, "scaled_add", nullptr, 0, nullptr, 0));
+  if (axon_test::device_count() > 1) {
+    ScopedStream other(1);
+    EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_launch_executable(other.get(), kernels.get(),
+                                                                                "always_fails", nullptr, 0, nullptr, 0));
+  }
+  ASSERT_AXON_OK(axon_stream_synchronize(stream.get()));  // nothing was queued by the refused launches
+}
+
+TEST(Executable, AFailingProgramFailsLikeAnyDeviceWork) {
+  REQUIRE_HOST_EXECUTABLES();
+  LoadedKernels kernels(0);
+  ScopedStream stream(0);
+  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), kernels.get(), "always_fails", nullptr, 0, nullptr, 0));
+  EXPECT_AXON_STATUS(AXON_ERROR_TASK_FAILED, axon_stream_synchronize(stream.get()));
+  EXPECT_TRUE(axon_test::contains(axon_last_error_message(), "always_fails failed on purpose"))
+      << axon_last_error_message();
+  ASSERT_AXON_OK(axon_stream_synchronize(stream.get()));  // reported once
+}
