@@ -1,11 +1,11 @@
-// Entry points (driver_api.cpp puts them in the table): executables in the
-// "host-shared-object" format, native code the device's worker runs.
+// Entry points (driver_api.cpp puts them in the table): executables.
 //
-// Loading writes the image to an anonymous file (memfd) and dlopens it from
-// there, so nothing touches the file system; the library stays loaded while
-// the handle or any queued launch holds it. A launch resolves its entry point
-// and checks its bindings at once, then queues a host function that calls the
-// entry with the bindings' host views.
+// Two formats: "host-shared-object" (native code: the image is written to an
+// anonymous file, a memfd, and dlopened from there, so nothing touches the
+// file system) and "stablehlo-mlir" (stablehlo_program.h). A launch checks
+// its entry point and bindings at once, then queues a host function that runs
+// the program over the bindings' host views; the program stays loaded while
+// the handle or any queued launch holds it.
 
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -21,10 +21,13 @@
 
 #include "axon/executable.h"
 #include "axon/formats/host_shared_object.h"
+#include "axon/formats/stablehlo.h"
 #include "boundary.h"
 #include "entry_points.h"
 #include "device_range.h"
 #include "driver.h"
+#include "loaded_program.h"
+#include "stablehlo_program.h"
 #include "submission.h"
 
 using namespace axon::emulated;
@@ -34,14 +37,22 @@ namespace {
 using EntryPoint = int (*)(const axon_host_dispatch* dispatch, char* message);
 
 // A loaded shared object, closed when the last handle or launch lets go.
-class LoadedLibrary {
+class HostSharedObject final : public LoadedProgram {
  public:
-  explicit LoadedLibrary(void* handle) : handle_(handle) {}
-  ~LoadedLibrary() { dlclose(handle_); }
-  LoadedLibrary(const LoadedLibrary&) = delete;
-  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
+  explicit HostSharedObject(void* handle) : handle_(handle) {}
+  ~HostSharedObject() override { dlclose(handle_); }
+  HostSharedObject(const HostSharedObject&) = delete;
+  HostSharedObject& operator=(const HostSharedObject&) = delete;
 
-  EntryPoint find(const char* name) const { return reinterpret_cast<EntryPoint>(dlsym(handle_, name)); }
+  const void* entry(const char* name, size_t, size_t) const override {
+    void* symbol = dlsym(handle_, name);
+    if (symbol == nullptr) fail(AXON_ERROR_INVALID_VALUE, "the executable exports no entry point named \"", name, "\"");
+    return symbol;
+  }
+
+  bool run(const void* entry, const axon_host_dispatch& dispatch, char* message) const override {
+    return reinterpret_cast<EntryPoint>(const_cast<void*>(entry))(&dispatch, message) == 0;
+  }
 
  private:
   void* handle_;
@@ -51,7 +62,7 @@ class LoadedLibrary {
 
 struct axon_executable_object {
   int device = -1;
-  std::shared_ptr<LoadedLibrary> library;
+  std::shared_ptr<LoadedProgram> program;
 };
 
 namespace {
@@ -67,7 +78,7 @@ ExecutableRegistry& registry() {
   return *instance;
 }
 
-std::shared_ptr<LoadedLibrary> load_library(const void* image, size_t bytes) {
+std::shared_ptr<LoadedProgram> load_shared_object(const void* image, size_t bytes) {
   static constexpr char kElfMagic[] = {0x7f, 'E', 'L', 'F'};
   if (bytes < sizeof(kElfMagic) || std::memcmp(image, kElfMagic, sizeof(kElfMagic)) != 0) {
     fail(AXON_ERROR_INVALID_VALUE, "expected an ELF shared object (", AXON_FORMAT_HOST_SHARED_OBJECT,
@@ -90,13 +101,13 @@ std::shared_ptr<LoadedLibrary> load_library(const void* image, size_t bytes) {
     const char* why = dlerror();
     fail(AXON_ERROR_INVALID_VALUE, "the shared object does not load: ", why != nullptr ? why : "(no reason given)");
   }
-  return std::make_shared<LoadedLibrary>(handle);
+  return std::make_shared<HostSharedObject>(handle);
 }
 
 // What one launch needs on the worker; owned by its host function.
 struct Dispatch {
-  std::shared_ptr<LoadedLibrary> library;
-  EntryPoint entry = nullptr;
+  std::shared_ptr<LoadedProgram> program;
+  const void* entry = nullptr;
   std::vector<void*> bindings;
   std::vector<size_t> binding_bytes;
   std::vector<unsigned char> constants;
@@ -108,8 +119,8 @@ axon_status run_dispatch(void* user_data, char* message) {
                                      dispatch->bindings.size(),
                                      dispatch->constants.empty() ? nullptr : dispatch->constants.data(),
                                      dispatch->constants.size()};
-  if (dispatch->entry(&arguments, message) == 0) return AXON_SUCCESS;
-  if (message[0] == '\0') std::strncpy(message, "the executable's entry point failed without a message", 64);
+  if (dispatch->program->run(dispatch->entry, arguments, message)) return AXON_SUCCESS;
+  if (message[0] == '\0') std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "the executable failed without a message");
   return AXON_ERROR_TASK_FAILED;
 }
 
@@ -134,7 +145,10 @@ axon_status axon_executable_format_supported(int device, const char* format, int
     Driver::running().require_device(device);
     require_output(supported, "supported");
     if (format == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a format name, got null");
-    *supported = std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0 ? 1 : 0;
+    *supported = std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0 ||
+                         (std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0 && stablehlo_supported())
+                     ? 1
+                     : 0;
     return AXON_SUCCESS;
   });
 }
@@ -144,14 +158,17 @@ axon_status axon_executable_load(int device, const char* format, const void* ima
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(executable, "executable");
-    if (format == nullptr || std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) != 0) {
-      fail(AXON_ERROR_NOT_SUPPORTED, "expected format \"", AXON_FORMAT_HOST_SHARED_OBJECT,
-           "\" (the only one the emulated driver loads), got ", format == nullptr ? "null" : format);
-    }
     if (image == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected an image, got null");
     auto loaded = std::make_unique<axon_executable_object>();
     loaded->device = device;
-    loaded->library = load_library(image, image_bytes);
+    if (format != nullptr && std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0) {
+      loaded->program = load_shared_object(image, image_bytes);
+    } else if (format != nullptr && std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0) {
+      loaded->program = load_stablehlo(std::string(static_cast<const char*>(image), image_bytes));
+    } else {
+      fail(AXON_ERROR_NOT_SUPPORTED, "expected format \"", AXON_FORMAT_HOST_SHARED_OBJECT, "\" or \"",
+           AXON_FORMAT_STABLEHLO, "\", got ", format == nullptr ? "null" : format);
+    }
     ExecutableRegistry& executables = registry();
     std::lock_guard<std::mutex> lock(executables.mutex);
     executables.live.insert(loaded.get());
@@ -168,7 +185,7 @@ axon_status axon_executable_destroy(axon_executable executable) {
       std::lock_guard<std::mutex> lock(executables.mutex);
       executables.live.erase(executable);
     }
-    delete executable;  // queued launches keep the library through their own reference
+    delete executable;  // queued launches keep the program through their own reference
     return AXON_SUCCESS;
   });
 }
@@ -196,11 +213,8 @@ axon_status axon_stream_launch_executable(axon_stream stream, axon_executable ex
       fail(AXON_ERROR_INVALID_VALUE, "expected ", constant_bytes, " constant bytes, got a null pointer");
     }
     auto dispatch = std::make_unique<Dispatch>();
-    dispatch->library = loaded->library;
-    dispatch->entry = loaded->library->find(entry_point);
-    if (dispatch->entry == nullptr) {
-      fail(AXON_ERROR_INVALID_VALUE, "the executable exports no entry point named \"", entry_point, "\"");
-    }
+    dispatch->program = loaded->program;
+    dispatch->entry = loaded->program->entry(entry_point, binding_count, constant_bytes);
     for (size_t index = 0; index < binding_count; ++index) {
       const std::string role = "binding " + std::to_string(index);
       const auto range = find_device_range(driver, bindings[index].device_ptr, bindings[index].bytes, role.c_str());

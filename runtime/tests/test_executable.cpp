@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "axon/formats/host_shared_object.h"
+#include "axon/formats/stablehlo.h"
 #include "axon_test_support.h"
 
 using axon_test::DeviceBuffer;
@@ -157,4 +158,70 @@ TEST(Executable, AFailingProgramFailsLikeAnyDeviceWork) {
   EXPECT_TRUE(axon_test::contains(axon_last_error_message(), "always_fails failed on purpose"))
       << axon_last_error_message();
   ASSERT_AXON_OK(axon_stream_synchronize(stream.get()));  // reported once
+}
+
+// ---- "stablehlo-mlir" (drivers that load it; the emulated one with AXON_PJRT_CPU_PLUGIN set) ----
+
+namespace {
+
+constexpr char kMultiplyAdd[] = R"(module @multiply_add {
+  func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<i32>) {
+    %product = stablehlo.multiply %a, %b : tensor<4xf32>
+    %sum = stablehlo.add %product, %a : tensor<4xf32>
+    %seven = stablehlo.constant dense<7> : tensor<i32>
+    return %sum, %seven : tensor<4xf32>, tensor<i32>
+  }
+})";
+
+#define REQUIRE_STABLEHLO()                                                                 \
+  do {                                                                                      \
+    int supported_ = 0;                                                                     \
+    ASSERT_AXON_OK(axon_executable_format_supported(0, AXON_FORMAT_STABLEHLO, &supported_)); \
+    if (!supported_) GTEST_SKIP() << "the driver does not load " AXON_FORMAT_STABLEHLO;     \
+  } while (0)
+
+}  // namespace
+
+TEST(Executable, StablehloRunsInStreamOrderAndWritesResultsIntoTheirBindings) {
+  REQUIRE_STABLEHLO();
+  axon_executable executable = nullptr;
+  ASSERT_AXON_OK(axon_executable_load(0, AXON_FORMAT_STABLEHLO, kMultiplyAdd, sizeof(kMultiplyAdd) - 1, &executable));
+  ScopedStream stream(0);
+  DeviceBuffer a(0, 16), b(0, 16), sum(0, 16), seven(0, 4);
+  const float a_values[4] = {1, 2, 3, 4}, b_values[4] = {10, 20, 30, 40};
+  ASSERT_AXON_OK(axon_memory_copy(a.get(), a_values, 16, stream.get()));
+  ASSERT_AXON_OK(axon_memory_copy(b.get(), b_values, 16, stream.get()));
+  Gate gate;
+  ASSERT_AXON_OK(gate.hold(stream.get()));
+  const axon_binding bindings[] = {{a.get(), 16}, {b.get(), 16}, {sum.get(), 16}, {seven.get(), 4}};
+  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), executable, "main", bindings, 4, nullptr, 0));
+  ASSERT_AXON_OK(axon_executable_destroy(executable));  // the queued launch keeps the program
+  EXPECT_AXON_STATUS(AXON_ERROR_NOT_READY, axon_stream_query(stream.get()));
+  gate.open();
+  float result[4] = {};
+  int32_t constant = 0;
+  ASSERT_AXON_OK(axon_memory_copy(result, sum.get(), 16, stream.get()));
+  ASSERT_AXON_OK(axon_memory_copy(&constant, seven.get(), 4, stream.get()));
+  EXPECT_EQ(result[0], 11.0f);
+  EXPECT_EQ(result[3], 164.0f);
+  EXPECT_EQ(constant, 7);
+}
+
+TEST(Executable, StablehloRefusalsAreReportedAtTheCall) {
+  REQUIRE_STABLEHLO();
+  const char broken[] = "module { func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> { %x = stablehlo.bogus %a "
+                        ": tensor<4xf32> return %x : tensor<4xf32> } }";
+  axon_executable executable = nullptr;
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE,
+                     axon_executable_load(0, AXON_FORMAT_STABLEHLO, broken, sizeof(broken) - 1, &executable));
+  EXPECT_TRUE(axon_test::contains(axon_last_error_message(), "bogus")) << axon_last_error_message();
+  ASSERT_AXON_OK(axon_executable_load(0, AXON_FORMAT_STABLEHLO, kMultiplyAdd, sizeof(kMultiplyAdd) - 1, &executable));
+  ScopedStream stream(0);
+  DeviceBuffer buffer(0, 16);
+  const axon_binding too_few[] = {{buffer.get(), 16}};
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE,
+                     axon_stream_launch_executable(stream.get(), executable, "main", too_few, 1, nullptr, 0));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE,
+                     axon_stream_launch_executable(stream.get(), executable, "other", too_few, 1, nullptr, 0));
+  ASSERT_AXON_OK(axon_executable_destroy(executable));
 }

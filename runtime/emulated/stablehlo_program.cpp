@@ -1,0 +1,174 @@
+#include "stablehlo_program.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "../pjrt/pjrt_client.h"
+#include "driver_error.h"
+
+namespace axon::emulated {
+namespace {
+
+// The process's PJRT client, created on first use (null, with the reason, if it cannot be).
+struct PluginState {
+  std::once_flag once;
+  std::unique_ptr<pjrt::PjrtClient> client;
+  std::string failure;
+};
+
+PluginState& plugin() {
+  static auto* state = new PluginState();  // leaked, like the driver: executables may outlive static destructors
+  std::call_once(state->once, [] {
+    const char* path = std::getenv("AXON_PJRT_CPU_PLUGIN");
+    if (path == nullptr || *path == '\0') {
+      state->failure = "AXON_PJRT_CPU_PLUGIN (the path of XLA's CPU PJRT plugin, libpjrt_cpu.so) is not set";
+      return;
+    }
+    try {
+      state->client = std::make_unique<pjrt::PjrtClient>(path);
+    } catch (const std::exception& error) {
+      state->failure = error.what();
+    }
+  });
+  return *state;
+}
+
+struct ArrayType {
+  pjrt::BufferType type = pjrt::kF32;
+  std::size_t element_bytes = 4;
+  std::vector<int64_t> dims;
+  std::size_t bytes() const {
+    std::size_t total = element_bytes;
+    for (const int64_t dim : dims) total *= static_cast<std::size_t>(dim);
+    return total;
+  }
+};
+
+ArrayType element_type(const std::string& name) {
+  static const std::pair<const char*, std::pair<pjrt::BufferType, std::size_t>> kTypes[] = {
+      {"i1", {pjrt::kPred, 1}},   {"i8", {pjrt::kS8, 1}},    {"i16", {pjrt::kS16, 2}},  {"i32", {pjrt::kS32, 4}},
+      {"i64", {pjrt::kS64, 8}},   {"ui8", {pjrt::kU8, 1}},   {"ui16", {pjrt::kU16, 2}}, {"ui32", {pjrt::kU32, 4}},
+      {"ui64", {pjrt::kU64, 8}},  {"f16", {pjrt::kF16, 2}},  {"bf16", {pjrt::kBF16, 2}}, {"f32", {pjrt::kF32, 4}},
+      {"f64", {pjrt::kF64, 8}},   {"complex<f32>", {pjrt::kC64, 8}}, {"complex<f64>", {pjrt::kC128, 16}},
+  };
+  for (const auto& [text, type] : kTypes) {
+    if (name == text) return ArrayType{type.first, type.second, {}};
+  }
+  fail(AXON_ERROR_INVALID_VALUE, "element type ", name, " of @main's signature is not one the driver binds");
+}
+
+// `tensor<2x3xf32>` at `text[position]` onward; advances `position` past it.
+ArrayType read_tensor_type(const std::string& text, std::size_t& position) {
+  const std::size_t open = position + std::strlen("tensor<");
+  int depth = 1;
+  std::size_t close = open;
+  while (close < text.size() && depth > 0) {
+    if (text[close] == '<') ++depth;
+    if (text[close] == '>') --depth;
+    ++close;
+  }
+  const std::string inside = text.substr(open, close - 1 - open);
+  position = close;
+  ArrayType type;
+  std::size_t start = 0;
+  for (std::size_t x = inside.find('x'); x != std::string::npos && inside.compare(start, 7, "complex") != 0;
+       x = inside.find('x', start)) {
+    const std::string dim = inside.substr(start, x - start);
+    if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos) break;  // not a dimension
+    type.dims.push_back(std::stoll(dim));
+    start = x + 1;
+  }
+  ArrayType element = element_type(inside.substr(start));
+  element.dims = std::move(type.dims);
+  return element;
+}
+
+// The tensor types in text[begin, end).
+std::vector<ArrayType> tensor_types(const std::string& text, std::size_t begin, std::size_t end) {
+  std::vector<ArrayType> types;
+  for (std::size_t at = text.find("tensor<", begin); at != std::string::npos && at < end;
+       at = text.find("tensor<", at)) {
+    types.push_back(read_tensor_type(text, at));
+  }
+  return types;
+}
+
+class StablehloProgram final : public LoadedProgram {
+ public:
+  StablehloProgram(std::shared_ptr<pjrt::CompiledProgram> program, std::vector<ArrayType> arguments,
+                   std::vector<ArrayType> results)
+      : program_(std::move(program)), arguments_(std::move(arguments)), results_(std::move(results)) {}
+
+  const void* entry(const char* name, std::size_t binding_count, std::size_t constant_bytes) const override {
+    if (std::strcmp(name, "main") != 0) {
+      fail(AXON_ERROR_INVALID_VALUE, "a StableHLO executable's entry point is \"main\", got \"", name, "\"");
+    }
+    if (binding_count != arguments_.size() + results_.size() || constant_bytes != 0) {
+      fail(AXON_ERROR_INVALID_VALUE, "@main binds ", arguments_.size(), " arguments and ", results_.size(),
+           " results and takes no constants, got ", binding_count, " bindings and ", constant_bytes,
+           " constant bytes");
+    }
+    return this;
+  }
+
+  bool run(const void*, const axon_host_dispatch& dispatch, char* message) const override {
+    std::vector<pjrt::HostArray> inputs, outputs;
+    for (std::size_t i = 0; i < dispatch.binding_count; ++i) {
+      const bool is_argument = i < arguments_.size();
+      const ArrayType& type = is_argument ? arguments_[i] : results_[i - arguments_.size()];
+      if (dispatch.binding_bytes[i] < type.bytes()) {
+        std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "binding %zu holds %zu bytes, @main's %s needs %zu", i,
+                      dispatch.binding_bytes[i], is_argument ? "argument" : "result", type.bytes());
+        return false;
+      }
+      (is_argument ? inputs : outputs).push_back({dispatch.bindings[i], type.type, type.dims, type.bytes()});
+    }
+    try {
+      plugin().client->run(*program_, inputs, outputs);
+      return true;
+    } catch (const std::exception& error) {
+      std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s", error.what());
+      return false;
+    }
+  }
+
+ private:
+  std::shared_ptr<pjrt::CompiledProgram> program_;
+  std::vector<ArrayType> arguments_;
+  std::vector<ArrayType> results_;
+};
+
+}  // namespace
+
+bool stablehlo_supported() { return plugin().client != nullptr; }
+
+std::shared_ptr<LoadedProgram> load_stablehlo(const std::string& text) {
+  PluginState& state = plugin();
+  if (state.client == nullptr) fail(AXON_ERROR_NOT_SUPPORTED, "StableHLO executables need XLA's CPU plugin: ", state.failure);
+  const std::size_t main = text.find("@main(");
+  const std::size_t arrow = main == std::string::npos ? main : text.find("->", main);
+  const std::size_t body = arrow == std::string::npos ? arrow : text.find('{', arrow);
+  if (body == std::string::npos) {
+    fail(AXON_ERROR_INVALID_VALUE, "expected a module with a public func.func @main(...) -> (...) {...}");
+  }
+  std::vector<ArrayType> arguments = tensor_types(text, main, arrow);
+  std::vector<ArrayType> results = tensor_types(text, arrow, body);
+  std::shared_ptr<pjrt::CompiledProgram> program;
+  try {
+    program = state.client->compile(text);
+  } catch (const std::exception& error) {
+    fail(AXON_ERROR_INVALID_VALUE, error.what());
+  }
+  if (program->output_count() != results.size()) {
+    fail(AXON_ERROR_INVALID_VALUE, "@main's signature lists ", results.size(), " results, the compiled program has ",
+         program->output_count());
+  }
+  return std::make_shared<StablehloProgram>(std::move(program), std::move(arguments), std::move(results));
+}
+
+}  // namespace axon::emulated
