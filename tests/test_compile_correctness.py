@@ -388,3 +388,40 @@ def test_compiled_adopted_outputs_resize_in_place():
     y = _compile(lambda x: x * 2)(torch.ones(4, device="axon"))
     y.resize_(16)
     assert y.shape == (16,) and y[:4].tolist() == [2.0] * 4
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_returned_views_of_inputs_keep_their_offset(dynamic):
+    # Found by the fuzzer: with dynamic=True, x.chunk(2, 0)[-1] gave the first chunk (AOTAutograd rebuilt the
+    # output alias from the compiled copy's storage offset, 0). Such views now run as real axon views.
+    x = torch.arange(18.0).reshape(6, 3)
+    for function in (lambda t: t.chunk(2, 0)[-1], lambda t: t.split([2, 4])[1][1:], lambda t: (t[3:], t * 2)):
+        torch._dynamo.reset()
+        got = _compile_dynamic(function, dynamic)(x.to("axon"))
+        expected = function(x)
+        for g, e in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(expected)):
+            assert torch.equal(g.cpu(), e)
+    y = x.to("axon")
+    view = _compile_dynamic(lambda t: t.chunk(2, 0)[-1], dynamic)(y)
+    y.add_(100)
+    assert torch.equal(view.cpu(), x[3:] + 100)  # still a view of the input
+
+
+def _compile_dynamic(function, dynamic):
+    return torch.compile(function, backend="axon", dynamic=dynamic, options={"strict": True})
+
+
+def test_a_returned_view_of_another_output_sees_later_writes_to_it():
+    # Found by the fuzzer: `t5 = t2.view(1)` returned next to t2 was a separate compiled copy, so a later
+    # `t2.fill_(True)` (after a graph break) left t5 unchanged.
+    def function(t0):
+        t2 = t0 ^ t0
+        t5 = t2.view(1)
+        torch._dynamo.graph_break()
+        t2.fill_(True)
+        return t2, t5
+
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        t2, t5 = torch.compile(function, backend="axon", dynamic=dynamic)(torch.tensor(True, device="axon"))
+        assert t2.item() is True and t5.tolist() == [True]

@@ -129,3 +129,17 @@ def test_every_call_that_resizes_a_non_empty_out_tensor_warns(call):
         warnings.simplefilter("error")
         call(torch.empty(0, device="axon"))  # an empty out= is resized silently, as on the CPU
         call(torch.empty(2, device="axon"))
+
+
+def test_partial_overlap_raises_at_the_call_after_a_cached_non_overlapping_call():
+    # Found by the fuzzer: the call-shape cache keyed only sizes and strides, so `x[1:].add_(x[:-1])` reused the
+    # outcome of an earlier non-overlapping call of the same shapes and failed late, inside the queued kernel.
+    a, b = torch.randn(10, device="axon"), torch.randn(10, device="axon")
+    a[1:].add_(b[:-1])
+    x = torch.randn(10, device="axon")
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x[1:].add_(x[:-1])
+    torch.axon.synchronize()  # nothing failed inside the device's queue
+    y = torch.randn(10, device="axon")
+    y[1:].add_(y[1:])  # exactly the same elements: allowed, as on the CPU
+    torch.axon.synchronize()

@@ -7,9 +7,26 @@ Importing this package (which ``import torch`` does automatically through the
 ``torch.save``/``torch.load``.
 """
 
+import importlib.util
+import os
+
 import torch
 
-from . import _C  # noqa: F401  loading it registers the backend's C++ parts
+
+def _find_xla_cpu_plugin() -> None:
+    """Points the emulated driver at XLA's CPU PJRT plugin (its "stablehlo-mlir" executables), unless set."""
+    if os.environ.get("AXON_PJRT_CPU_PLUGIN"):
+        return
+    spec = importlib.util.find_spec("fastatomstruct_xla_cpu")
+    if spec is not None and spec.origin is not None:
+        library = os.path.join(os.path.dirname(spec.origin), "libpjrt_cpu.so")
+        if os.path.isfile(library):
+            os.environ["AXON_PJRT_CPU_PLUGIN"] = library
+
+
+_find_xla_cpu_plugin()
+
+from . import _C  # noqa: E402,F401  loading it registers the backend's C++ parts
 from .device import (
     current_device,
     device,

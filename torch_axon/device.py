@@ -50,7 +50,11 @@ _CAPABILITIES = {"host_addressable_memory": 1, "host_functions": 2, "import_host
 def driver_capabilities(device: Any = None) -> dict[str, bool]:
     """What the driver of `device` can do beyond the required calls, by capability name."""
     index = _device_index(device)
-    return {name: _C._driver_capability(index, value) for name, value in _CAPABILITIES.items()}
+    capabilities = {name: _C._driver_capability(index, value) for name, value in _CAPABILITIES.items()}
+    # Executable formats the driver loads (runtime/include/axon/formats/).
+    for executable_format in ("host-shared-object", "stablehlo-mlir"):
+        capabilities[f"format:{executable_format}"] = _C._executable_format_supported(index, executable_format)
+    return capabilities
 
 
 # The driver starts when torch_axon loads, so the device module is always

@@ -1,6 +1,5 @@
 #include "ops/shape_inference.h"
 
-#include <algorithm>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
@@ -16,6 +15,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -132,10 +132,22 @@ class KeyBuilder {
     word(value.dim());
     for (const int64_t size : value.sizes()) word(size);
     for (const int64_t stride : value.strides()) word(stride);
-    return true;
+    // Which earlier argument's storage it shares, and where in it: the CPU's
+    // overlap checks (`x[1:].add_(x[:-1])`, out= overlapping an input) see
+    // these, so calls that differ in them must not share a cached outcome.
+    const c10::StorageImpl* storage = value.has_storage() ? value.storage().unsafeGetStorageImpl() : nullptr;
+    const int64_t offset = value.has_storage() ? value.storage_offset() * static_cast<int64_t>(value.element_size()) : 0;
+    const auto known = std::find_if(storages_.begin(), storages_.end(),
+                                    [&](const auto& entry) { return entry.first == storage; });
+    if (storage == nullptr || known == storages_.end()) {
+      if (storage != nullptr) storages_.emplace_back(storage, offset);
+      return word(-1);
+    }
+    return word(known - storages_.begin()) && word(offset - known->second);
   }
 
   std::vector<int64_t> words_;
+  std::vector<std::pair<const c10::StorageImpl*, int64_t>> storages_;  // first offset (bytes) each was seen at
 };
 
 struct KeyHash {

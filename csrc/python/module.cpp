@@ -82,6 +82,11 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_device_count", [] { return static_cast<int>(device_count()); });
   m.def("_driver_name", [] { return std::string(axon_driver_name()); });
+  m.def("_executable_format_supported", [](int device, const std::string& format) {
+    int supported = 0;
+    AXON_CHECK(axon_executable_format_supported(device, format.c_str(), &supported), "querying executable formats");
+    return supported != 0;
+  });
   m.def("_driver_capability", [](int device, int capability) {
     int value = 0;
     AXON_CHECK(axon_device_get_capability(device, static_cast<axon_capability>(capability), &value),

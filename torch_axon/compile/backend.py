@@ -24,7 +24,7 @@ from torch._dynamo.backends.common import aot_autograd
 from . import dump, passes, report
 from .compiled_partition import CompiledPartition
 from .options import CompileOptions
-from .partition import EXTERN_REASON, partition
+from .partition import EXTERN_REASON, RETURNED_VIEW_REASON, SIZE_ARITHMETIC_REASON, partition
 
 _graph_counter = itertools.count()
 _warned_ops: set[str] = set()
@@ -69,8 +69,10 @@ def compile_aten_graph(aten_module: torch.fx.GraphModule, options: CompileOption
     record.nodes = len(operators)
     partitioned, reasons = partition(aten_module)
     eager = {node: why for node, why in reasons.items() if node.target is not operator.getitem}
-    # Extern kernels are a placement choice (AXON_COMPILE_EXTERN=1), not a gap: strict mode lets them through.
-    gaps = {node: why for node, why in eager.items() if why != EXTERN_REASON}
+    # Extern kernels (AXON_COMPILE_EXTERN=1), returned views of inputs and size arithmetic are placement
+    # choices, not gaps: strict mode lets them through, and they are not warned about.
+    chosen = (EXTERN_REASON, RETURNED_VIEW_REASON, SIZE_ARITHMETIC_REASON)
+    gaps = {node: why for node, why in eager.items() if why not in chosen}
     if gaps and options.strict:
         listing = "; ".join(f"{node.target}: {why}" for node, why in gaps.items())
         raise RuntimeError(f"[axon compile] strict mode: {len(gaps)} op(s) of {name} cannot be lowered to "
@@ -78,7 +80,7 @@ def compile_aten_graph(aten_module: torch.fx.GraphModule, options: CompileOption
     for node, why in eager.items():
         op = str(node.target)
         record.eager_ops[op] += 1
-        if op not in _warned_ops and why != EXTERN_REASON:
+        if op not in _warned_ops and why not in chosen:
             _warned_ops.add(op)
             warnings.warn(f"[axon compile] {op} runs eagerly on axon inside compiled graphs ({why}); "
                           "options={'strict': True} makes this an error")

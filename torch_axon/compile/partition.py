@@ -64,10 +64,15 @@ def _concrete(value):
     return value
 
 
+SIZE_ARITHMETIC_REASON = "symbolic size arithmetic (host integers, not device work)"
+
+
 def why_not_lowered(node: torch.fx.Node) -> str | None:
     """None if `node` can be lowered, else the reason (shown in the report and in strict mode)."""
     if node.op != "call_function":
         return "not an operator call"
+    if not isinstance(node.target, torch._ops.OpOverload) and isinstance(node.meta.get("val"), (torch.SymInt, int)):
+        return SIZE_ARITHMETIC_REASON
     if node.target is operator.getitem:
         source = node.args[0]
         return why_not_lowered(source) if isinstance(source, torch.fx.Node) else "getitem of a constant"
@@ -120,12 +125,45 @@ def _trial_lowering(node: torch.fx.Node, lowering) -> str | None:
                 source.meta["axon_val"] = value
 
 
+RETURNED_VIEW_REASON = "returned view (runs as an axon view of its base, keeping the aliasing)"
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    """Whether `node` is an ATen view op (its result aliases its first argument), or an item of one's results."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        return isinstance(node.args[0], torch.fx.Node) and _is_view(node.args[0])
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    returns = node.target._schema.returns
+    return bool(returns) and returns[0].alias_info is not None and not returns[0].alias_info.is_write
+
+
+def returned_views(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """The view nodes on each chain of views that ends at a graph output.
+
+    Such an output aliases its base (a graph input, or another output or intermediate). AOTAutograd
+    rebuilds or trusts it at run time from the returned tensor itself: with symbolic shapes it takes the
+    sizes, strides and storage offset of what the backend returned, so a compiled copy (offset 0) would put
+    `x.chunk(2)[-1]` at the first chunk, and a copy of an output's view would not see later writes to that
+    output. Run eagerly they are real views of their base: right offsets and aliasing, and no copy."""
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    views: set[torch.fx.Node] = set()
+    for node in torch.utils._pytree.tree_leaves(output.args[0]):
+        while isinstance(node, torch.fx.Node) and _is_view(node) and node not in views:
+            views.add(node)
+            node = node.args[0]
+    return views
+
+
 class _LoweringSupport(OperatorSupportBase):
-    def __init__(self) -> None:
+    def __init__(self, eager_views: set[torch.fx.Node]) -> None:
         self.reasons: dict[torch.fx.Node, str] = {}
+        self.eager_views = eager_views
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
-        reason = why_not_lowered(node)
+        reason = RETURNED_VIEW_REASON if node in self.eager_views else why_not_lowered(node)
         if reason is not None and node.op == "call_function":
             self.reasons[node] = reason
         return reason is None
@@ -133,9 +171,7 @@ class _LoweringSupport(OperatorSupportBase):
 
 def partition(graph_module: torch.fx.GraphModule):
     """Fuses lowerable nodes into `fused_N` submodules; returns (module, {eager node: reason})."""
-    support = _LoweringSupport()
+    support = _LoweringSupport(returned_views(graph_module.graph))
     partitioner = CapabilityBasedPartitioner(graph_module, support, allows_single_node_partition=True)
-    partitions = partitioner.propose_partitions()
-    # Partitions of pure bookkeeping (views only) would cost an XLA call for no compute.
-    fused = partitioner.fuse_partitions(partitions)
+    fused = partitioner.fuse_partitions(partitioner.propose_partitions())
     return fused, support.reasons
