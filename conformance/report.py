@@ -29,9 +29,16 @@ from .selection import entries, entry_label
 
 def run_slice(start: int, stop: int, mode: str, output: pathlib.Path) -> subprocess.Popen:
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    return subprocess.Popen([sys.executable, "-m", "conformance.worker", "--start", str(start), "--stop",
-                             str(stop), "--mode", mode, "--output", str(output)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # stderr goes to a file: a pipe nobody drains while the worker runs fills up (C++ warnings printed by the
+    # device's worker thread), and the worker then blocks writing to it, a hang measured in a full run.
+    with open(output.with_suffix(".stderr"), "w") as stderr:
+        return subprocess.Popen([sys.executable, "-m", "conformance.worker", "--start", str(start), "--stop",
+                                 str(stop), "--mode", mode, "--output", str(output)],
+                                env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def _tail(path: pathlib.Path, characters: int = 200) -> str:
+    return path.read_text(errors="replace")[-characters:] if path.exists() else ""
 
 
 def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
@@ -83,7 +90,7 @@ def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
                     rows.append({"operator": crashed_label, "check": "process", "dtype": "-",
                                  "outcome": Outcome.FAILED.value,
                                  "detail": f"crashed the worker (exit {process.returncode}): "
-                                           f"{(process.stderr.read() or '')[-200:]!r}"})
+                                           f"{_tail(path.with_suffix('.stderr'))!r}"})
                     rest = [i for i in batch if i not in done and i != crashed]
                     for index in reversed(rest):
                         pending.appendleft(index)
