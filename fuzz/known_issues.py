@@ -34,10 +34,6 @@ KNOWN_ISSUES = (
                "another output, passed across the graph break an out= resize makes and then mutated, fails in "
                "Dynamo's guard creation ('sources must not be empty for symbol')", lambda failure, program:
                failure.kind == "compile error" and "sources must not be empty" in failure.detail),
-    KnownIssue("compile-bool-times-nonfinite", "torch.compile: XLA rewrites a bool tensor converted to float and "
-               "multiplied (or divided by a broadcast scalar) into a select, so False * inf gives 0 instead of NaN",
-               lambda failure, program: failure.kind == "compiled values" and failure.label in ("div", "mul")
-               and "CPU [nan" in failure.detail.replace("CPU [-nan", "CPU [nan")),
 )
 
 

@@ -425,3 +425,14 @@ def test_a_returned_view_of_another_output_sees_later_writes_to_it():
         torch._dynamo.reset()
         t2, t5 = torch.compile(function, backend="axon", dynamic=dynamic)(torch.tensor(True, device="axon"))
         assert t2.item() is True and t5.tolist() == [True]
+
+
+def test_false_times_a_non_finite_value_is_nan_as_in_eager():
+    # Found by the fuzzer: XLA turns convert(bool) * y into select(bool, y, 0), so False * inf and False / 0 were 0.
+    flags = torch.tensor([True, False, False, True])
+    values = torch.tensor([float("inf"), float("-inf"), float("nan"), 2.0])
+    for function, other in ((lambda a, b: a / b, torch.zeros(1)), (lambda a, b: a * b, values),
+                            (lambda a, b: b * a, values), (lambda a, b: a / b, values)):
+        torch._dynamo.reset()
+        got = _compile(function)(flags.to("axon"), other.to("axon")).cpu()
+        torch.testing.assert_close(got, function(flags, other), equal_nan=True)

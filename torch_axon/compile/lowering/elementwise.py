@@ -219,6 +219,10 @@ def _binary(context: LoweringContext, node, lhs, rhs, alpha=None, rounding_mode=
         result = _floor_divide(context, a, b, shape, compute)
     else:
         result = context.op(name, [a, b], shape, compute)
+        if name in ("stablehlo.multiply", "stablehlo.divide") and rounding_mode is None:
+            result = _keep_nan_of_false_operands(context, name, lhs, b, result, shape, compute)
+            if name == "stablehlo.multiply":
+                result = _keep_nan_of_false_operands(context, name, rhs, a, result, shape, compute)
         if rounding_mode == "trunc":
             if compute.is_floating_point:
                 floor = context.op("stablehlo.floor", [result], shape, compute)
@@ -226,6 +230,25 @@ def _binary(context: LoweringContext, node, lhs, rhs, alpha=None, rounding_mode=
                 result = context.select(context.compare(result, context.constant(0, compute, shape), "LT"),
                                         ceil, floor)
     return context.convert(result, dtype)
+
+
+def _keep_nan_of_false_operands(context, name, flag, other, result, shape, compute):
+    """NaN where bool operand `flag` is False and IEEE arithmetic gives NaN: False * ±inf or NaN, False / 0 or NaN.
+
+    XLA's simplifier turns convert(bool) * y (and a division it rewrote as a product) into select(bool, y, 0),
+    which gives 0 there; eager, like IEEE, gives NaN."""
+    if getattr(flag, "dtype", None) != torch.bool or not compute.is_floating_point:
+        return result
+    false = context.op("stablehlo.not", [context.operand(flag, torch.bool, shape)], shape, torch.bool)
+    is_nan = context.compare(other, other, "NE")
+    if name == "stablehlo.multiply":
+        magnitude = context.op("stablehlo.abs", [other], shape, compute)
+        bad = context.compare(magnitude, context.constant(math.inf, compute, shape), "EQ")
+    else:  # `flag` is the numerator
+        bad = context.compare(other, context.constant(0, compute, shape), "EQ")
+    nan_result = context.op("stablehlo.and", [false, context.op("stablehlo.or", [bad, is_nan], shape, torch.bool)],
+                            shape, torch.bool)
+    return context.select(nan_result, context.constant(math.nan, compute, shape), result)
 
 
 def _signbit(context, x):
