@@ -53,6 +53,7 @@ const axon_driver_api* driver_api() {
       &axon_executable_load,
       &axon_executable_destroy,
       &axon_stream_launch_executable,
+      &axon_executable_serialize,
   };
   return &table;
 }

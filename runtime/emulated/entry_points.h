@@ -57,6 +57,7 @@ decltype(::axon_executable_format_supported) axon_executable_format_supported;
 decltype(::axon_executable_load) axon_executable_load;
 decltype(::axon_executable_destroy) axon_executable_destroy;
 decltype(::axon_stream_launch_executable) axon_stream_launch_executable;
+decltype(::axon_executable_serialize) axon_executable_serialize;
 
 }  // namespace entry_points
 }  // namespace axon::emulated

@@ -2,10 +2,10 @@
 //
 // Two formats: "host-shared-object" (native code: the image is written to an
 // anonymous file, a memfd, and dlopened from there, so nothing touches the
-// file system) and "stablehlo-mlir" (stablehlo_program.h). A launch checks
-// its entry point and bindings at once, then queues a host function that runs
-// the program over the bindings' host views; the program stays loaded while
-// the handle or any queued launch holds it.
+// file system) and "stablehlo-mlir" with its compiled image "xla-cpu-executable"
+// (stablehlo_program.h). A launch checks its entry point and bindings at once,
+// then queues a host function that runs the program over the bindings' host
+// views; the program stays loaded while the handle or any queued launch holds it.
 
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -59,6 +59,10 @@ class HostSharedObject final : public LoadedProgram {
 };
 
 }  // namespace
+
+std::string LoadedProgram::serialize(const char**) const {
+  fail(AXON_ERROR_NOT_SUPPORTED, "this executable has no image other than the one it was loaded from");
+}
 
 struct axon_executable_object {
   int device = -1;
@@ -145,8 +149,9 @@ axon_status axon_executable_format_supported(int device, const char* format, int
     Driver::running().require_device(device);
     require_output(supported, "supported");
     if (format == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a format name, got null");
-    *supported = std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0 ||
-                         (std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0 && stablehlo_supported())
+    const bool xla = std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0 ||
+                     std::strcmp(format, AXON_EMULATED_FORMAT_XLA_CPU) == 0;
+    *supported = std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0 || (xla && stablehlo_supported())
                      ? 1
                      : 0;
     return AXON_SUCCESS;
@@ -165,14 +170,33 @@ axon_status axon_executable_load(int device, const char* format, const void* ima
       loaded->program = load_shared_object(image, image_bytes);
     } else if (format != nullptr && std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0) {
       loaded->program = load_stablehlo(std::string(static_cast<const char*>(image), image_bytes));
+    } else if (format != nullptr && std::strcmp(format, AXON_EMULATED_FORMAT_XLA_CPU) == 0) {
+      loaded->program = load_xla_cpu_image(std::string(static_cast<const char*>(image), image_bytes));
     } else {
-      fail(AXON_ERROR_NOT_SUPPORTED, "expected format \"", AXON_FORMAT_HOST_SHARED_OBJECT, "\" or \"",
-           AXON_FORMAT_STABLEHLO, "\", got ", format == nullptr ? "null" : format);
+      fail(AXON_ERROR_NOT_SUPPORTED, "expected format \"", AXON_FORMAT_HOST_SHARED_OBJECT, "\", \"",
+           AXON_FORMAT_STABLEHLO, "\" or \"", AXON_EMULATED_FORMAT_XLA_CPU, "\", got ",
+           format == nullptr ? "null" : format);
     }
     ExecutableRegistry& executables = registry();
     std::lock_guard<std::mutex> lock(executables.mutex);
     executables.live.insert(loaded.get());
     *executable = loaded.release();
+    return AXON_SUCCESS;
+  });
+}
+
+axon_status axon_executable_serialize(axon_executable executable, const char** format, void* image, size_t capacity,
+                                      size_t* image_bytes) {
+  return guarded_call(__func__, [&] {
+    require_output(format, "format");
+    require_output(image_bytes, "image_bytes");
+    const std::string bytes = find_executable(executable)->program->serialize(format);
+    *image_bytes = bytes.size();
+    if (image == nullptr) return AXON_SUCCESS;
+    if (capacity < bytes.size()) {
+      fail(AXON_ERROR_INVALID_VALUE, "the image needs ", bytes.size(), " bytes, the buffer holds ", capacity);
+    }
+    std::memcpy(image, bytes.data(), bytes.size());
     return AXON_SUCCESS;
   });
 }
@@ -216,6 +240,11 @@ axon_status axon_stream_launch_executable(axon_stream stream, axon_executable ex
     dispatch->program = loaded->program;
     dispatch->entry = loaded->program->entry(entry_point, binding_count, constant_bytes);
     for (size_t index = 0; index < binding_count; ++index) {
+      if (bindings[index].bytes == 0) {  // an empty tensor's memory may be null: nothing to find or touch
+        dispatch->bindings.push_back(nullptr);
+        dispatch->binding_bytes.push_back(0);
+        continue;
+      }
       const std::string role = "binding " + std::to_string(index);
       const auto range = find_device_range(driver, bindings[index].device_ptr, bindings[index].bytes, role.c_str());
       if (!range || range->device != loaded->device) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "axon/formats/host_shared_object.h"
 #include "axon/stream.h"
@@ -24,6 +25,11 @@ class LoadedProgram {
   // Runs `entry` on the worker. Returns true, or false after writing a
   // NUL-terminated message of at most AXON_TASK_MESSAGE_CAPACITY bytes.
   virtual bool run(const void* entry, const axon_host_dispatch& dispatch, char* message) const = 0;
+
+  // The program as an image the driver loads again without compiling, and
+  // that image's format; throws DriverError(AXON_ERROR_NOT_SUPPORTED) for a
+  // program that has no such form (native code is its own image).
+  virtual std::string serialize(const char** format) const;
 };
 
 }  // namespace axon::emulated

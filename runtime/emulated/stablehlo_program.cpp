@@ -98,11 +98,37 @@ std::vector<ArrayType> tensor_types(const std::string& text, std::size_t begin, 
   return types;
 }
 
+// An image of format "xla-cpu-executable": this magic, the plugin's API
+// version, a NUL; @main's signature text, a NUL; the plugin's serialized program.
+constexpr char kImageMagic[] = "axon-xla-cpu-executable/1";
+
+// @main's signature in `text`: from "@main(" to the brace opening its body, and where its arrow is.
+struct Signature {
+  std::string text;
+  std::size_t arrow = 0;
+};
+
+Signature main_signature(const std::string& text) {
+  const std::size_t main = text.find("@main(");
+  const std::size_t arrow = main == std::string::npos ? main : text.find("->", main);
+  const std::size_t body = arrow == std::string::npos ? arrow : text.find('{', arrow);
+  if (body == std::string::npos) {
+    fail(AXON_ERROR_INVALID_VALUE, "expected a module with a public func.func @main(...) -> (...) {...}");
+  }
+  return Signature{text.substr(main, body - main), arrow - main};
+}
+
 class StablehloProgram final : public LoadedProgram {
  public:
-  StablehloProgram(std::shared_ptr<pjrt::CompiledProgram> program, std::vector<ArrayType> arguments,
-                   std::vector<ArrayType> results)
-      : program_(std::move(program)), arguments_(std::move(arguments)), results_(std::move(results)) {}
+  StablehloProgram(std::shared_ptr<pjrt::CompiledProgram> program, Signature signature)
+      : program_(std::move(program)), signature_(std::move(signature)) {
+    arguments_ = tensor_types(signature_.text, 0, signature_.arrow);
+    results_ = tensor_types(signature_.text, signature_.arrow, signature_.text.size());
+    if (program_->output_count() != results_.size()) {
+      fail(AXON_ERROR_INVALID_VALUE, "@main's signature lists ", results_.size(),
+           " results, the compiled program has ", program_->output_count());
+    }
+  }
 
   const void* entry(const char* name, std::size_t binding_count, std::size_t constant_bytes) const override {
     if (std::strcmp(name, "main") != 0) {
@@ -126,7 +152,10 @@ class StablehloProgram final : public LoadedProgram {
                       dispatch.binding_bytes[i], is_argument ? "argument" : "result", type.bytes());
         return false;
       }
-      (is_argument ? inputs : outputs).push_back({dispatch.bindings[i], type.type, type.dims, type.bytes()});
+      // An empty array's binding may have no address: hand the plugin an aligned one it will not read.
+      alignas(64) static char empty_array[64];
+      void* data = type.bytes() == 0 ? empty_array : dispatch.bindings[i];
+      (is_argument ? inputs : outputs).push_back({data, type.type, type.dims, type.bytes()});
     }
     try {
       plugin().client->run(*program_, inputs, outputs);
@@ -137,8 +166,25 @@ class StablehloProgram final : public LoadedProgram {
     }
   }
 
+  std::string serialize(const char** format) const override {
+    std::string compiled;
+    try {
+      compiled = plugin().client->serialize(*program_);
+    } catch (const std::exception& error) {
+      fail(AXON_ERROR_NOT_SUPPORTED, error.what());
+    }
+    *format = AXON_EMULATED_FORMAT_XLA_CPU;
+    std::string image(kImageMagic, sizeof(kImageMagic));  // with its NUL
+    image += plugin().client->api_version();
+    image.push_back('\0');
+    image += signature_.text;
+    image.push_back('\0');
+    return image + compiled;
+  }
+
  private:
   std::shared_ptr<pjrt::CompiledProgram> program_;
+  Signature signature_;
   std::vector<ArrayType> arguments_;
   std::vector<ArrayType> results_;
 };
@@ -150,25 +196,43 @@ bool stablehlo_supported() { return plugin().client != nullptr; }
 std::shared_ptr<LoadedProgram> load_stablehlo(const std::string& text) {
   PluginState& state = plugin();
   if (state.client == nullptr) fail(AXON_ERROR_NOT_SUPPORTED, "StableHLO executables need XLA's CPU plugin: ", state.failure);
-  const std::size_t main = text.find("@main(");
-  const std::size_t arrow = main == std::string::npos ? main : text.find("->", main);
-  const std::size_t body = arrow == std::string::npos ? arrow : text.find('{', arrow);
-  if (body == std::string::npos) {
-    fail(AXON_ERROR_INVALID_VALUE, "expected a module with a public func.func @main(...) -> (...) {...}");
-  }
-  std::vector<ArrayType> arguments = tensor_types(text, main, arrow);
-  std::vector<ArrayType> results = tensor_types(text, arrow, body);
+  Signature signature = main_signature(text);
   std::shared_ptr<pjrt::CompiledProgram> program;
   try {
     program = state.client->compile(text);
   } catch (const std::exception& error) {
     fail(AXON_ERROR_INVALID_VALUE, error.what());
   }
-  if (program->output_count() != results.size()) {
-    fail(AXON_ERROR_INVALID_VALUE, "@main's signature lists ", results.size(), " results, the compiled program has ",
-         program->output_count());
+  return std::make_shared<StablehloProgram>(std::move(program), std::move(signature));
+}
+
+std::shared_ptr<LoadedProgram> load_xla_cpu_image(const std::string& image) {
+  PluginState& state = plugin();
+  if (state.client == nullptr) fail(AXON_ERROR_NOT_SUPPORTED, "XLA CPU executables need XLA's CPU plugin: ", state.failure);
+  // Three NUL-terminated fields (magic, API version, signature), then the compiled program.
+  std::size_t fields[3];
+  std::size_t at = 0;
+  for (std::size_t& end : fields) {
+    end = image.find('\0', at);
+    if (end == std::string::npos) fail(AXON_ERROR_INVALID_VALUE, "a damaged ", AXON_EMULATED_FORMAT_XLA_CPU, " image");
+    at = end + 1;
   }
-  return std::make_shared<StablehloProgram>(std::move(program), std::move(arguments), std::move(results));
+  if (image.compare(0, fields[0], kImageMagic) != 0) {
+    fail(AXON_ERROR_INVALID_VALUE, "not an ", AXON_EMULATED_FORMAT_XLA_CPU, " image (no magic)");
+  }
+  const std::string version = image.substr(fields[0] + 1, fields[1] - fields[0] - 1);
+  if (version != state.client->api_version()) {
+    fail(AXON_ERROR_INVALID_VALUE, "the image was compiled for PJRT API ", version, ", this plugin is ",
+         state.client->api_version());
+  }
+  Signature signature = main_signature(image.substr(fields[1] + 1, fields[2] - fields[1] - 1) + "{");
+  std::shared_ptr<pjrt::CompiledProgram> program;
+  try {
+    program = state.client->deserialize(image.substr(fields[2] + 1));
+  } catch (const std::exception& error) {
+    fail(AXON_ERROR_INVALID_VALUE, error.what());
+  }
+  return std::make_shared<StablehloProgram>(std::move(program), std::move(signature));
 }
 
 }  // namespace axon::emulated

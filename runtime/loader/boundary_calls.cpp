@@ -149,6 +149,10 @@ axon_status axon_executable_load(int device, const char* format, const void* ima
                                  axon_executable* executable) {
   return forward(__func__, &axon_driver_api::executable_load, device, format, image, image_bytes, executable);
 }
+axon_status axon_executable_serialize(axon_executable executable, const char** format, void* image, size_t capacity,
+                                      size_t* image_bytes) {
+  return forward(__func__, &axon_driver_api::executable_serialize, executable, format, image, capacity, image_bytes);
+}
 axon_status axon_executable_destroy(axon_executable executable) {
   return forward(__func__, &axon_driver_api::executable_destroy, executable);
 }

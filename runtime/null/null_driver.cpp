@@ -85,6 +85,9 @@ axon_status stream_launch_executable(axon_stream, axon_executable, const char*, 
                                      const void*, size_t) {
   return refuse("axon_stream_launch_executable");
 }
+axon_status executable_serialize(axon_executable, const char**, void*, size_t, size_t*) {
+  return refuse("axon_executable_serialize");
+}
 
 }  // namespace
 
@@ -100,6 +103,7 @@ const axon_driver_api* driver_api() {
       &event_create, &event_destroy, &event_record, &event_query, &event_synchronize, &stream_wait_event,
       &event_elapsed_time, &event_get_device,
       &executable_format_supported, &executable_load, &executable_destroy, &stream_launch_executable,
+      &executable_serialize,
   };
   return &table;
 }

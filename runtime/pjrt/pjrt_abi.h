@@ -54,9 +54,11 @@ enum Slot : size_t {
   kClientBufferFromHostBuffer = 22,
   kExecutableDestroy = 40,
   kExecutableNumOutputs = 44,
+  kExecutableSerialize = 49,
   kLoadedExecutableDestroy = 50,
   kLoadedExecutableGetExecutable = 51,
   kLoadedExecutableExecute = 55,
+  kExecutableDeserializeAndLoad = 56,
   kBufferDestroy = 58,
   kBufferCopyRawToHost = 100,
 };
@@ -162,6 +164,26 @@ struct ExecutableNumOutputsArgs {
   void* extension_start;
   Executable* executable;
   size_t num_outputs;  // out
+};
+struct SerializedExecutable;
+struct ExecutableSerializeArgs {
+  size_t struct_size;
+  void* extension_start;
+  const Executable* executable;
+  const char* serialized_bytes;  // out; lives as long as serialized_executable
+  size_t serialized_bytes_size;  // out
+  SerializedExecutable* serialized_executable;                              // out
+  void (*serialized_executable_deleter)(SerializedExecutable* serialized);  // out; the caller calls it once
+};
+struct ExecutableDeserializeAndLoadArgs {
+  size_t struct_size;
+  void* extension_start;
+  Client* client;
+  const char* serialized_executable;
+  size_t serialized_executable_size;
+  LoadedExecutable* loaded_executable;  // out; caller destroys
+  const char* overridden_compile_options;  // null: the options it was compiled with (0.106 requires the field)
+  size_t overridden_compile_options_size;
 };
 struct LoadedExecutableArgs {  // LoadedExecutable_Destroy
   size_t struct_size;

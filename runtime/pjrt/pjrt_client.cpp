@@ -82,24 +82,66 @@ std::shared_ptr<CompiledProgram> PjrtClient::compile(const std::string& module_t
   ClientCompileArgs compile{AXON_PJRT_RECORD_SIZE(ClientCompileArgs, executable), nullptr, client_, &program,
                             kCompileOptions, sizeof(kCompileOptions), nullptr};
   call(kClientCompile, &compile, "compiling the StableHLO module");
+  return adopt(compile.executable);
+}
+
+std::shared_ptr<CompiledProgram> PjrtClient::adopt(LoadedExecutable* executable) {
   // Owned from here: destroyed with the CompiledProgram, also if counting its results fails.
-  auto compiled = std::make_shared<CompiledProgram>(*this, compile.executable, 0);
-  LoadedExecutableGetExecutableArgs get{AXON_PJRT_RECORD_SIZE(LoadedExecutableGetExecutableArgs, executable),
-                                        nullptr, compile.executable, nullptr};
-  call(kLoadedExecutableGetExecutable, &get, "PJRT_LoadedExecutable_GetExecutable");
+  auto compiled = std::make_shared<CompiledProgram>(*this, executable, 0);
+  Executable* description = executable_of(*compiled);
   ExecutableNumOutputsArgs outputs{AXON_PJRT_RECORD_SIZE(ExecutableNumOutputsArgs, num_outputs), nullptr,
-                                   get.executable, 0};
+                                   description, 0};
   std::string failure;
   try {
     call(kExecutableNumOutputs, &outputs, "PJRT_Executable_NumOutputs");
   } catch (const std::exception& error) {
     failure = error.what();
   }
-  ExecutableArgs destroy{AXON_PJRT_RECORD_SIZE(ExecutableArgs, executable), nullptr, get.executable};
-  call(kExecutableDestroy, &destroy, "PJRT_Executable_Destroy");
+  destroy_executable(description);
   if (!failure.empty()) throw std::runtime_error(failure);
   compiled->set_output_count(outputs.num_outputs);
   return compiled;
+}
+
+Executable* PjrtClient::executable_of(const CompiledProgram& program) const {
+  LoadedExecutableGetExecutableArgs get{AXON_PJRT_RECORD_SIZE(LoadedExecutableGetExecutableArgs, executable),
+                                        nullptr, program.executable(), nullptr};
+  call(kLoadedExecutableGetExecutable, &get, "PJRT_LoadedExecutable_GetExecutable");
+  return get.executable;
+}
+
+void PjrtClient::destroy_executable(Executable* executable) const {
+  ExecutableArgs destroy{AXON_PJRT_RECORD_SIZE(ExecutableArgs, executable), nullptr, executable};
+  call(kExecutableDestroy, &destroy, "PJRT_Executable_Destroy");
+}
+
+std::string PjrtClient::serialize(const CompiledProgram& program) const {
+  Executable* description = executable_of(program);
+  ExecutableSerializeArgs serialize{};
+  serialize.struct_size = AXON_PJRT_RECORD_SIZE(ExecutableSerializeArgs, serialized_executable_deleter);
+  serialize.executable = description;
+  try {
+    call(kExecutableSerialize, &serialize, "PJRT_Executable_Serialize");
+  } catch (...) {
+    destroy_executable(description);
+    throw;
+  }
+  std::string bytes(serialize.serialized_bytes, serialize.serialized_bytes_size);
+  if (serialize.serialized_executable_deleter != nullptr) {
+    serialize.serialized_executable_deleter(serialize.serialized_executable);
+  }
+  destroy_executable(description);
+  return bytes;
+}
+
+std::shared_ptr<CompiledProgram> PjrtClient::deserialize(const std::string& bytes) {
+  ExecutableDeserializeAndLoadArgs load{};
+  load.struct_size = AXON_PJRT_RECORD_SIZE(ExecutableDeserializeAndLoadArgs, overridden_compile_options_size);
+  load.client = client_;
+  load.serialized_executable = bytes.data();
+  load.serialized_executable_size = bytes.size();
+  call(kExecutableDeserializeAndLoad, &load, "loading a serialized executable");
+  return adopt(load.loaded_executable);
 }
 
 CompiledProgram::~CompiledProgram() {

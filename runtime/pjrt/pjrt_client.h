@@ -38,6 +38,11 @@ class PjrtClient {
   // message for a module it refuses.
   std::shared_ptr<CompiledProgram> compile(const std::string& module_text);
 
+  // The plugin's own serialization of `program` (valid only for this plugin
+  // build), and the program back from it. Throw std::runtime_error on failure.
+  std::string serialize(const CompiledProgram& program) const;
+  std::shared_ptr<CompiledProgram> deserialize(const std::string& bytes);
+
   // Runs `program` on `inputs` (read in place where 64-byte aligned, copied
   // otherwise) and copies its results into `outputs`, waiting for all of it.
   // Throws std::runtime_error on failure.
@@ -51,6 +56,9 @@ class PjrtClient {
   friend class CompiledProgram;
   template <typename Args>
   void call(Slot slot, Args* args, const char* what) const;
+  std::shared_ptr<CompiledProgram> adopt(LoadedExecutable* executable);
+  Executable* executable_of(const CompiledProgram& program) const;  // the caller destroys it
+  void destroy_executable(Executable* executable) const;
   void destroy_event(Event* event) const;
   void destroy_buffer(Buffer* buffer) const;
 

@@ -225,3 +225,47 @@ TEST(Executable, StablehloRefusalsAreReportedAtTheCall) {
                      axon_stream_launch_executable(stream.get(), executable, "other", too_few, 1, nullptr, 0));
   ASSERT_AXON_OK(axon_executable_destroy(executable));
 }
+
+TEST(Executable, AStablehloExecutableSerializesToAnImageThatLoadsWithoutCompiling) {
+  REQUIRE_STABLEHLO();
+  axon_executable compiled = nullptr;
+  ASSERT_AXON_OK(axon_executable_load(0, AXON_FORMAT_STABLEHLO, kMultiplyAdd, sizeof(kMultiplyAdd) - 1, &compiled));
+  const char* format = nullptr;
+  size_t bytes = 0;
+  ASSERT_AXON_OK(axon_executable_serialize(compiled, &format, nullptr, 0, &bytes));
+  ASSERT_NE(format, nullptr);
+  ASSERT_GT(bytes, 0u);
+  std::vector<char> image(bytes);
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_executable_serialize(compiled, &format, image.data(), 1, &bytes));
+  ASSERT_AXON_OK(axon_executable_serialize(compiled, &format, image.data(), image.size(), &bytes));
+  ASSERT_AXON_OK(axon_executable_destroy(compiled));
+  int supported = 0;
+  ASSERT_AXON_OK(axon_executable_format_supported(0, format, &supported));
+  EXPECT_EQ(supported, 1) << format;
+
+  axon_executable loaded = nullptr;
+  ASSERT_AXON_OK(axon_executable_load(0, format, image.data(), image.size(), &loaded));
+  ScopedStream stream(0);
+  DeviceBuffer a(0, 16), b(0, 16), sum(0, 16), seven(0, 4);
+  const float a_values[4] = {1, 2, 3, 4}, b_values[4] = {10, 20, 30, 40};
+  ASSERT_AXON_OK(axon_memory_copy(a.get(), a_values, 16, stream.get()));
+  ASSERT_AXON_OK(axon_memory_copy(b.get(), b_values, 16, stream.get()));
+  const axon_binding bindings[] = {{a.get(), 16}, {b.get(), 16}, {sum.get(), 16}, {seven.get(), 4}};
+  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), loaded, "main", bindings, 4, nullptr, 0));
+  float result[4] = {};
+  ASSERT_AXON_OK(axon_memory_copy(result, sum.get(), 16, stream.get()));
+  EXPECT_EQ(result[1], 42.0f);
+  ASSERT_AXON_OK(axon_executable_destroy(loaded));
+
+  image[image.size() / 2] ^= 0x5a;  // damaged: refused at load, not run
+  image.resize(8);
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_executable_load(0, format, image.data(), image.size(), &loaded));
+}
+
+TEST(Executable, AHostSharedObjectHasNoOtherImage) {
+  REQUIRE_HOST_EXECUTABLES();
+  LoadedKernels kernels(0);
+  const char* format = nullptr;
+  size_t bytes = 0;
+  EXPECT_AXON_STATUS(AXON_ERROR_NOT_SUPPORTED, axon_executable_serialize(kernels.get(), &format, nullptr, 0, &bytes));
+}

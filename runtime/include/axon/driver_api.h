@@ -94,6 +94,9 @@ typedef struct axon_driver_api {
   axon_status (*stream_launch_executable)(axon_stream stream, axon_executable executable, const char* entry_point,
                                           const axon_binding* bindings, size_t binding_count, const void* constants,
                                           size_t constant_bytes);
+  // Appended after ABI 1.0's first drivers: read only within struct_size.
+  axon_status (*executable_serialize)(axon_executable executable, const char** format, void* image, size_t capacity,
+                                      size_t* image_bytes);
 } axon_driver_api;
 
 // The symbol a driver library exports (AXON_DRIVER_ENTRY_POINT).

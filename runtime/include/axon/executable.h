@@ -42,7 +42,8 @@ typedef struct axon_executable_object* axon_executable;
 
 // One buffer an entry point reads or writes: device memory of the launch's
 // device (a pointer anywhere inside a live allocation or import) and the
-// bytes from there that the program may touch.
+// bytes from there that the program may touch. A binding of 0 bytes (an
+// empty array) may hold any pointer, null included: it is never dereferenced.
 typedef struct axon_binding {
   void* device_ptr;
   size_t bytes;
@@ -55,6 +56,18 @@ axon_status axon_executable_format_supported(int device, const char* format, int
 // the call) as an executable of `format` for `device`.
 axon_status axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
                                  axon_executable* executable);
+
+// The driver's own image of `executable`: what it made of the loaded program
+// (a compiled binary), in a format the driver names in `*format` (a string the
+// driver owns for the life of the process) and loads again with
+// axon_executable_load without compiling. This is what a compile cache keeps
+// on disk. Call it with `image` null to learn `*image_bytes`, then with a
+// buffer of at least that many bytes (`capacity`); a smaller buffer is
+// AXON_ERROR_INVALID_VALUE. Optional: AXON_ERROR_NOT_SUPPORTED for a program
+// that has no such image. An image is valid only for the driver build that
+// wrote it; another build refuses it at load with AXON_ERROR_INVALID_VALUE.
+axon_status axon_executable_serialize(axon_executable executable, const char** format, void* image, size_t capacity,
+                                      size_t* image_bytes);
 
 // Releases the caller's handle; queued launches still run (see Ownership).
 axon_status axon_executable_destroy(axon_executable executable);
