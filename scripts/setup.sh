@@ -26,8 +26,7 @@ if ! .venv/bin/python -c "import torch, yaml, pytest, numpy, expecttest, jax, fa
   echo "setup: installing torch==2.13.0, jax==0.10.2 and test tools into .venv"
   .venv/bin/pip install -q --upgrade pip setuptools wheel
   # expecttest and hypothesis: needed by torch.testing._internal (OpInfo database).
-  # jax/jaxlib 0.10.2: XLA's CPU compiler behind torch.compile(backend="axon");
-  # the newest release that supports Python 3.11.
+  # jax/jaxlib 0.10.2 (the newest for Python 3.11): the host-import tests adopt jax buffers.
   # fastatomstruct-xla-cpu: an unmodified build of XLA's CPU PJRT plugin (libpjrt_cpu.so), which the emulated
   # driver loads to run "stablehlo-mlir" executables (runtime/include/axon/formats/stablehlo.h).
   .venv/bin/pip install -q "torch==2.13.0" "jax==0.10.2" "jaxlib==0.10.2" "fastatomstruct-xla-cpu==2026.6.23" \

@@ -20,6 +20,7 @@
 #include "core/stream.h"
 #include "ops/cpu_fallback.h"
 #include "ops/stream_launch.h"
+#include "python/executables.h"
 #include "python/host_import.h"
 #include "python/testing.h"
 
@@ -82,6 +83,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def("_device_count", [] { return static_cast<int>(device_count()); });
   m.def("_driver_name", [] { return std::string(axon_driver_name()); });
+  init_executables(m);
   m.def("_executable_format_supported", [](int device, const std::string& format) {
     int supported = 0;
     AXON_CHECK(axon_executable_format_supported(device, format.c_str(), &supported), "querying executable formats");

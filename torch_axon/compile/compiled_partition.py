@@ -1,21 +1,24 @@
-"""A lowered partition at run time: one XLA executable per concrete shape signature.
+"""A lowered partition at run time: one driver executable per concrete shape signature.
 
 Dynamic shapes are handled by specialization: a graph captured with symbolic
-sizes is lowered again for each new concrete signature (input shapes, dtypes
-and integer arguments), and up to `max_specializations` executables are kept
-(least recently used evicted). This keeps every executable fully static — the
-form XLA optimizes best — while Dynamo itself does not recompile.
+sizes is lowered again for each new concrete signature (input shapes, dtypes,
+devices and integer arguments), and up to `max_specializations` executables
+are kept (least recently used evicted). This keeps every executable fully
+static — the form XLA optimizes best — while Dynamo itself does not recompile.
 
-Ordering with axon's streams: before the call, the current stream of the
-partition's device is synchronized (XLA sees all prior work); XLA's results
-are complete before they are adopted, so later axon work sees them.
+A call launches its executable on the current stream of the partition's
+device, with the input tensors and new result tensors as bindings
+(bindings.py), and returns without waiting: compiled work is ordered with
+eager work by stream semantics alone, as a CUDA kernel is. AXON_LAUNCH_BLOCKING=1
+makes the launch synchronous, and a failure inside it is reported like any
+failed kernel (at the next synchronizing call, or at once when blocking).
 
 Run-time checks (lowering/checks.py): an executable whose lowering added
-checks returns their table as its last result. After the call it is read:
-a failed bounds check raises what the eager op raises (IndexError /
-RuntimeError, with the offending index), and a result only the CPU kernel's
-own algorithm decides (topk / unstable sort with ties) makes this call run
-the partition eagerly on axon instead.
+checks writes their table as its last result. Such a call reads it (a few
+bytes copied to the host, so it waits for the launch): a failed bounds check
+raises what the eager op raises (IndexError / RuntimeError, with the offending
+index), and a result only the CPU kernel's own algorithm decides (topk /
+unstable sort with ties) makes this call run the partition eagerly on axon instead.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import warnings
 import torch
 import torch.fx
 
-from . import dump, executable, transfer
+from . import bindings, dump, executable
 from .lowering import LoweringError, lower_graph
 from .lowering.checks import RAISE
 from .report import GraphRecord
@@ -45,6 +48,14 @@ def _signature(args) -> tuple:
         else:
             key.append(type(value).__name__)
     return tuple(key)
+
+
+def _device_of(args) -> int:
+    """The axon device a call runs on: its first axon tensor's, else the current one."""
+    for value in args:
+        if isinstance(value, torch.Tensor) and value.device.type == "axon":
+            return value.device.index
+    return torch.axon.current_device()
 
 
 class CompiledPartition(torch.nn.Module):
@@ -70,30 +81,17 @@ class CompiledPartition(torch.nn.Module):
         if entry is _EAGER:
             return self.graph_module(*args)
         compiled, lowered = entry
-        tensors = [args[i] for i in lowered.tensor_inputs]
-        devices = [t.device.index for t in tensors if t.device.type == "axon"]
-        output_device = devices[0] if devices else torch.axon.current_device()
-        xla_device = executable.device()
-        # to_xla may queue a copy (non-dense or misaligned input): synchronize after it.
-        inputs = [transfer.to_xla(t, xla_device) for t in tensors]
-        for index in set(devices) | {output_device}:
-            torch.axon.current_stream(index).synchronize()
-        results = compiled.execute(inputs)
-        for result in results:
-            result.block_until_ready()
+        device = torch.device("axon", compiled.device)
+        inputs = [bindings.input_binding(args[i], device) for i in lowered.tensor_inputs]
+        results = bindings.result_bindings(lowered.output_meta, len(lowered.checks), device)
+        compiled.launch(inputs + results)
         if lowered.checks:
-            table = transfer.read_checks(results.pop())
+            table = results.pop().tolist()
             if self._needs_eager(lowered.checks, table):
                 return self.graph_module(*args)
-        adopted = [transfer.from_xla(r, output_device) for r in results]
-        for index, (result, tensor) in enumerate(zip(results, adopted)):
-            if transfer.overlaps_any(result, inputs):
-                # XLA returned an input's own buffer (an op that is the identity on it, such as floor of an
-                # integer tensor, possibly reshaped): the graph's output is a new tensor, so it gets its own memory.
-                adopted[index] = tensor.clone()
         flat = []
         for kind, payload in lowered.outputs:
-            flat.append(adopted[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
+            flat.append(results[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
         return torch.utils._pytree.tree_unflatten(flat, self.output_spec)
 
     def _needs_eager(self, checks, table) -> bool:
@@ -116,6 +114,9 @@ class CompiledPartition(torch.nn.Module):
     def _specialize(self, args, key):
         tag = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
         try:
+            if not executable.supported(_device_of(args)):
+                raise LoweringError(f"the driver ({torch.axon.driver_name()}) does not load "
+                                    f"{executable.SOURCE_FORMAT} executables")
             lowered = lower_graph(self.graph_module, list(args))
         except LoweringError as error:
             if self.options.strict:
@@ -126,10 +127,14 @@ class CompiledPartition(torch.nn.Module):
             self._store(key, _EAGER)
             return _EAGER
         dump.dump(self.options.dump_dir, self.graph, f"03_{self.name}_{tag}.stablehlo.mlir", lowered.text)
-        compiled = executable.compile_module(lowered.text)
+        compiled = executable.compile_module(lowered.text, _device_of(args))
         if self.options.dump_dir:
-            hlo = "\n".join(m.to_string() for m in compiled.executable.hlo_modules())
-            dump.dump(self.options.dump_dir, self.graph, f"04_{self.name}_{tag}.hlo.txt", hlo)
+            try:
+                image_format, image = compiled.executable.serialize()
+            except NotImplementedError:  # the driver keeps no compiled image of its programs
+                pass
+            else:
+                dump.dump(self.options.dump_dir, self.graph, f"04_{self.name}_{tag}.{image_format}", image)
         self.record.executables += 1
         self.record.runtime_checks += len(lowered.checks)
         self.record.compile_seconds += compiled.seconds

@@ -1,14 +1,18 @@
-"""StableHLO text → XLA:CPU executable, through jaxlib's in-process PJRT client, with two caches.
+"""StableHLO text → a driver executable for one axon device, with two caches.
 
-- In memory: one executable per distinct module text (and options) in this process.
-- On disk: serialized executables under `cache_directory()`, keyed by a hash of the
-  module text, the compile options and the compiler version, so a second process
-  with a warm cache compiles nothing. Writes go to a temporary file renamed into
-  place (readers never see a partial file) under an exclusive lock per key (two
-  processes compiling the same graph compile it once).
+The driver compiles: the module is loaded as an executable of format
+"stablehlo-mlir" (runtime/include/axon/formats/stablehlo.h), which a real
+chip's driver hands to its own compiler (a PJRT plugin, for example) and the
+emulated driver to XLA's CPU compiler. Nothing here knows which.
 
-PJRT is also how vendors ship compilers (TPU, Neuron, GPU plugins): a real chip
-swaps the client here, nothing above it changes.
+- In memory: one executable per distinct module text (and options) and device in this process.
+- On disk: the driver's compiled image of the executable (axon_executable_serialize: its
+  own format, loaded again without compiling) under `cache_directory()`, keyed by a hash
+  of the module text, the options and the driver's name, so a second process with a warm
+  cache compiles nothing. An image the driver no longer loads (another build) is
+  recompiled and overwritten. Writes go to a temporary file renamed into place (readers
+  never see a partial file) under an exclusive lock per key (two processes compiling the
+  same graph compile it once). A driver that cannot serialize simply has no disk cache.
 """
 
 from __future__ import annotations
@@ -21,133 +25,112 @@ import threading
 import time
 from dataclasses import dataclass
 
+from .. import _C
 from . import report
+
+SOURCE_FORMAT = "stablehlo-mlir"
 
 
 @dataclass
 class Compiled:
-    executable: object
+    executable: object  # torch_axon._C.Executable
     key: str
     seconds: float      # compile (or load) time
     source: str         # "compiled" | "disk" | "memory"
 
 
-_memory: dict[str, object] = {}
+_memory: dict[tuple[str, int], object] = {}
 _lock = threading.Lock()
-_client = None
 
 
-def client():
-    """The XLA:CPU PJRT client (created on first use: importing jax costs ~0.7 s)."""
-    global _client
-    if _client is None:
-        # No jax.config changes (they would leak into users' own jax code): transfer.py
-        # uses jaxlib's DLPack entry points, which keep int64/float64 as they are.
-        from jax.extend import backend
-
-        _client = backend.get_backend("cpu")
-    return _client
-
-
-def compiler_version() -> str:
-    import jaxlib
-
-    return f"jaxlib-{jaxlib.__version__}/{client().platform_version}"
+def compiler_identity() -> str:
+    return f"axon-driver:{_C._driver_name()}"
 
 
 def cache_directory() -> str | None:
-    """AXON_COMPILE_CACHE_DIR, else ~/.cache/torch_axon/xla; AXON_COMPILE_CACHE_DIR=off disables the disk cache."""
+    """AXON_COMPILE_CACHE_DIR, else ~/.cache/torch_axon/executables; AXON_COMPILE_CACHE_DIR=off disables it."""
     configured = os.environ.get("AXON_COMPILE_CACHE_DIR")
     if configured and configured.lower() in ("0", "off", "none"):
         return None
-    return configured or os.path.join(os.path.expanduser("~"), ".cache", "torch_axon", "xla")
+    return configured or os.path.join(os.path.expanduser("~"), ".cache", "torch_axon", "executables")
 
 
 def cache_key(text: str, options: str = "") -> str:
     digest = hashlib.sha256()
-    for part in (text, options, compiler_version()):
+    for part in (text, options, compiler_identity()):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
 
 
-def _compile_options():
-    from jax._src.lib import xla_client
-
-    return xla_client.CompileOptions()
-
-
-def device():
-    """The XLA device executables run on (the emulated axon device computes on the host CPU)."""
-    return client().devices()[0]
+def supported(device: int) -> bool:
+    """Whether `device`'s driver compiles StableHLO (without it, compiled graphs run eagerly)."""
+    return _C._executable_format_supported(device, SOURCE_FORMAT)
 
 
-def _devices():
-    from jax._src.lib import xla_client
-
-    return xla_client.DeviceList(tuple(client().devices()[:1]))
-
-
-def compile_module(text: str, options: str = "") -> Compiled:
-    """The executable for `text`: from memory, from disk, or compiled (and stored in both)."""
+def compile_module(text: str, device: int, options: str = "") -> Compiled:
+    """The executable of `text` for axon device `device`: from memory, from disk, or compiled."""
     key = cache_key(text, options)
     with _lock:
-        if key in _memory:
+        if (key, device) in _memory:
             report.record_cache("memory")
-            return Compiled(_memory[key], key, 0.0, "memory")
+            return Compiled(_memory[key, device], key, 0.0, "memory")
     start = time.perf_counter()
     directory = cache_directory()
     if directory is None:
-        executable, source = _compile(text), "compiled"
+        executable, source = _compile(text, device), "compiled"
     else:
-        executable, source = _compile_through_disk(text, key, directory)
+        executable, source = _compile_through_disk(text, device, key, directory)
     with _lock:
-        _memory[key] = executable
+        _memory[key, device] = executable
     seconds = time.perf_counter() - start
     report.record_cache(source, seconds)
     return Compiled(executable, key, seconds, source)
 
 
-def _compile(text: str):
+def _compile(text: str, device: int):
     try:
-        return client().compile_and_load(text, _devices(), _compile_options())
-    except Exception as error:  # XLA reports parse/verify errors as a generic runtime error
-        raise RuntimeError(f"[axon compile] XLA rejected the lowered StableHLO module: {error}") from error
+        return _C.Executable(device, SOURCE_FORMAT, text.encode())
+    except (RuntimeError, ValueError) as error:  # the compiler's parse/verify message is in the driver's detail
+        raise RuntimeError(f"[axon compile] the driver rejected the lowered StableHLO module: {error}") from error
 
 
-def _compile_through_disk(text: str, key: str, directory: str):
+def _compile_through_disk(text: str, device: int, key: str, directory: str):
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, f"{key}.xla")
-    loaded = _load(path)
+    path = os.path.join(directory, f"{key}.image")
+    loaded = _load(path, device)
     if loaded is not None:
         return loaded, "disk"
     with open(os.path.join(directory, f"{key}.lock"), "w") as lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)  # another process may be compiling this very module
         try:
-            loaded = _load(path)
+            loaded = _load(path, device)
             if loaded is not None:
                 return loaded, "disk"
-            executable = _compile(text)
-            serialized = client().serialize_executable(executable)
+            executable = _compile(text, device)
+            try:
+                image_format, image = executable.serialize()
+            except NotImplementedError:  # the driver keeps no image of its programs: nothing to cache
+                return executable, "compiled"
             handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{key}.", suffix=".tmp")
             with os.fdopen(handle, "wb") as stream:
-                stream.write(serialized)
+                stream.write(image_format.encode() + b"\n" + image)
             os.replace(temporary, path)
             return executable, "compiled"
         finally:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
-def _load(path: str):
+def _load(path: str, device: int):
     try:
         with open(path, "rb") as stream:
-            serialized = stream.read()
+            contents = stream.read()
     except FileNotFoundError:
         return None
+    image_format, _, image = contents.partition(b"\n")
     try:
-        return client().deserialize_executable(serialized, _devices(), _compile_options())
-    except Exception:  # noqa: BLE001  (any load failure means: recompile)
-        # A file from another jaxlib build or a damaged one: recompile and overwrite it.
+        return _C.Executable(device, image_format.decode(), image)
+    except (RuntimeError, ValueError, UnicodeDecodeError):  # another build's image, or a damaged one: recompile
         return None
 
 
