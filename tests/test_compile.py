@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import os
+import re
+import subprocess
 import sys
 import threading
 import warnings
@@ -386,3 +388,26 @@ def test_gpt_example_second_run_with_warm_cache_compiles_nothing(tmp_path):
     assert "OK: axon matches the CPU run" in outputs[1]
     assert "0 compiled" not in outputs[0]
     assert "XLA executables: 0 compiled" in outputs[1]
+
+
+def test_compiled_graphs_need_no_host_view_of_device_memory():
+    """On a driver whose memory the host cannot address (the emulated one's private-memory mode, where
+    only kernel bodies may view device memory), compiled graphs still run: they move data through
+    executables and their bindings. These tests of this file run again in that mode."""
+    selected = ("matches_eager_and_lowers_everything or returns_before_its_launch or in_order_with_eager or "
+                "outputs_live_in_axon_memory or offset_and_strided or input_mutation_and_aliasing or "
+                "dynamic_shapes_specialize or training_matches_eager")
+    env = dict(os.environ, AXON_EMULATED_PRIVATE_MEMORY="1")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", __file__, "-k", selected],
+                            env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    passed = re.search(r"(\d+) passed", result.stdout)
+    assert passed and int(passed.group(1)) >= 10 and "failed" not in result.stdout, result.stdout[-2000:]
+    refusal = run_python("""
+        import torch, torch_axon
+        try:
+            torch_axon._C._host_alias(torch.ones(2, device="axon"))
+        except NotImplementedError as error:
+            print("REFUSED", error)
+    """, {"AXON_EMULATED_PRIVATE_MEMORY": "1"})
+    assert "REFUSED" in refusal.stdout and "not host-addressable" in refusal.stdout, refusal.stderr[-2000:]

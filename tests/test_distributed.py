@@ -49,6 +49,13 @@ def test_every_collective_matches_gloo():
     assert output.count("OK check_") == 2 * 16
 
 
+def test_every_collective_matches_gloo_on_device_memory_the_host_cannot_address():
+    # AXON_EMULATED_PRIVATE_MEMORY=1: the driver says its memory is not host-addressable and only kernel
+    # bodies may view it, so the transport must stage through pinned host copies.
+    output = torchrun("collectives.py", 2, env={"AXON_EMULATED_PRIVATE_MEMORY": "1"})
+    assert output.count("OK check_") == 2 * 16
+
+
 def test_parallel_training_matches_one_process():
     output = torchrun("training.py", 2)
     for check in ("ddp_gpt", "ddp_comm_hook", "fsdp2_gpt", "fsdp2_mixed_precision", "zero_redundancy_optimizer",

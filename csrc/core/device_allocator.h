@@ -26,8 +26,8 @@ c10::DeviceAllocator* device_allocator();
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream);
 
-// Device memory the allocator does not own (e.g. a host buffer imported with
-// axon_memory_import_host, see core/host_import.h), wrapped as a DataPtr on
+// Device memory the allocator does not own (e.g. an adopted host buffer, see
+// host_execution/adopted_host_buffers.h), wrapped as a DataPtr on
 // `device` so that it is accounted like an allocation: it counts as one live
 // block in a segment of its own (allocation, segment, active, allocated,
 // reserved, active and requested bytes, current and peak) while the DataPtr

@@ -11,7 +11,7 @@
 #include "core/device_allocator.h"
 #include "core/stream.h"
 #include "distributed/process_group_axon.h"
-#include "ops/host_alias.h"
+#include "host_execution/device_memory_views.h"
 
 namespace axon::distributed {
 namespace {
@@ -90,6 +90,7 @@ void CollectiveCall::begin(c10::DeviceIndex device) {
   issue_ = group_.issue_stream(device);
   completion_ = group_.completion_stream(device);
   caller_stream_ = current_stream(device);
+  host_addressable_ = host_addressable(device);
 }
 
 void CollectiveCall::use_issue_stream() {
@@ -128,16 +129,29 @@ at::Tensor CollectiveCall::staging_buffer(const at::Tensor& tensor) {
   return at::empty(tensor.sizes(), tensor.options().memory_format(c10::MemoryFormat::Contiguous));
 }
 
+at::Tensor CollectiveCall::transport_buffer(const at::Tensor& tensor, bool copy_in, bool copy_back) {
+  if (host_addressable_) return host_alias(tensor);
+  // Device memory the host cannot touch: the transport works on a pinned
+  // copy. The host allocator keeps the buffer until the copies have run.
+  use_issue_stream();
+  at::Tensor host = at::empty(tensor.sizes(), tensor.options().device(c10::kCPU).pinned_memory(true));
+  if (copy_in) host.copy_(tensor, /*non_blocking=*/true);
+  job_->host_buffers.push_back(host);
+  if (copy_back) job_->finish_steps.push_back([tensor, host]() mutable { tensor.copy_(host, /*non_blocking=*/true); });
+  return host;
+}
+
 at::Tensor CollectiveCall::stage(const at::Tensor& tensor, const char* role, bool copy_in, bool copy_back) {
   check(tensor, role);
   keep(tensor);
-  if (tensor.is_contiguous()) return host_alias(tensor);
+  if (tensor.is_contiguous()) return transport_buffer(tensor, copy_in, copy_back);
   use_issue_stream();
   at::Tensor staged = staging_buffer(tensor);
   if (copy_in) staged.copy_(tensor);
   keep(staged);
+  at::Tensor buffer = transport_buffer(staged, copy_in, copy_back);  // its copy back runs first
   if (copy_back) job_->finish_steps.push_back([tensor, staged]() mutable { tensor.copy_(staged); });
-  return host_alias(staged);
+  return buffer;
 }
 
 at::Tensor CollectiveCall::input(const at::Tensor& tensor) { return stage(tensor, "input", true, false); }
@@ -178,6 +192,10 @@ ReducePlan CollectiveCall::plan_reduce(const c10d::ReduceOp& op, c10::ScalarType
 
 at::Tensor CollectiveCall::reduce_input(const at::Tensor& tensor, const ReducePlan& plan) {
   if (!plan.premultiply()) return input(tensor);
+  return premultiplied(tensor, plan, false);
+}
+
+at::Tensor CollectiveCall::premultiplied(const at::Tensor& tensor, const ReducePlan& plan, bool copy_back) {
   check(tensor, "input");
   keep(tensor);
   use_issue_stream();
@@ -191,15 +209,15 @@ at::Tensor CollectiveCall::reduce_input(const at::Tensor& tensor, const ReducePl
     staged.mul_(*plan.scalar_factor);
   }
   keep(staged);
-  return host_alias(staged);
+  at::Tensor buffer = transport_buffer(staged, true, copy_back);  // its copy back runs first
+  if (copy_back) job_->finish_steps.push_back([tensor, staged]() mutable { tensor.copy_(staged); });
+  return buffer;
 }
 
 at::Tensor CollectiveCall::reduce_inout(const at::Tensor& tensor, const ReducePlan& plan) {
   at::Tensor buffer;
   if (plan.premultiply()) {
-    buffer = reduce_input(tensor, plan);
-    at::Tensor staged = job_->keep_alive.back();
-    job_->finish_steps.push_back([tensor, staged]() mutable { tensor.copy_(staged); });
+    buffer = premultiplied(tensor, plan, true);
   } else {
     buffer = inout(tensor);
   }

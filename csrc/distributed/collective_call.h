@@ -6,10 +6,12 @@
 //   return call.submit([=]() mutable { ... transport op on the aliases ... }, {tensor});
 //
 // The first tensor fixes the device. input()/output()/inout() check each
-// tensor (axon, same device, strided) and return a CPU alias of it, or of a
-// contiguous staging buffer when the tensor is not contiguous (copied in on
-// the issue stream, which is then ordered after the caller's current stream,
-// and copied back on the completion stream). Without staging, the inputs-
+// tensor (axon, same device, strided) and return the CPU tensor the transport
+// uses for it. Where the driver says the host can address device memory, that
+// is a CPU alias of the tensor, or of a contiguous staging buffer when the
+// tensor is not contiguous; otherwise it is a pinned host buffer. Staging
+// copies go in on the issue stream (ordered after the caller's current
+// stream) and back on the completion stream. Without staging, the inputs-
 // ready event is recorded on the caller's stream directly.
 #pragma once
 
@@ -98,6 +100,9 @@ class CollectiveCall {
   // Alias of `tensor`, or of a contiguous staging buffer filled from it
   // (copy_in) and/or copied back to it after the transport (copy_back).
   at::Tensor stage(const at::Tensor& tensor, const char* role, bool copy_in, bool copy_back);
+  // The CPU tensor the transport uses for the contiguous axon tensor `tensor`.
+  at::Tensor transport_buffer(const at::Tensor& tensor, bool copy_in, bool copy_back);
+  at::Tensor premultiplied(const at::Tensor& tensor, const ReducePlan& plan, bool copy_back);
 
   ProcessGroupAxon& group_;
   const std::string name_;
@@ -111,6 +116,7 @@ class CollectiveCall {
   bool submitted_ = false;
   bool synchronous_ = false;
   bool issue_ordered_ = false;
+  bool host_addressable_ = true;  // of the device's memory (driver capability)
 };
 
 }  // namespace axon::distributed

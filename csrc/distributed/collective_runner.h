@@ -51,6 +51,8 @@ struct CollectiveJob {
   std::optional<c10::Stream> completion_stream;
   // Tensors the transport reads or writes: alive until the job is done.
   std::vector<at::Tensor> keep_alive;
+  // Pinned host buffers the transport uses for device memory the host cannot address.
+  std::vector<at::Tensor> host_buffers;
   c10::intrusive_ptr<c10d::Work> transport_work;
   bool report_source_rank = false;
 };

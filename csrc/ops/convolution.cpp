@@ -9,8 +9,8 @@
 
 #include "core/check.h"
 #include "core/stream.h"
-#include "ops/host_alias.h"
-#include "ops/stream_launch.h"
+#include "host_execution/device_memory_views.h"
+#include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {

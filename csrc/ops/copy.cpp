@@ -19,8 +19,8 @@
 #include "core/device_allocator.h"
 #include "core/host_allocator.h"
 #include "core/stream.h"
-#include "ops/host_alias.h"
-#include "ops/stream_launch.h"
+#include "host_execution/device_memory_views.h"
+#include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {

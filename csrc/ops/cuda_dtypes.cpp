@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ops/argument_tensors.h"
-#include "ops/stream_kernel.h"
+#include "host_execution/stream_kernel.h"
 
 namespace axon {
 namespace {

@@ -20,8 +20,8 @@
 
 #include "core/generator.h"
 #include "core/stream.h"
-#include "ops/host_alias.h"
-#include "ops/stream_launch.h"
+#include "host_execution/device_memory_views.h"
+#include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {
@@ -57,7 +57,7 @@ void launch_fill(const at::Tensor& self, const char* name, Fill fill) {
   if (self.numel() == 0) {
     return;
   }
-  const at::Tensor alias = host_alias(self);
+  const at::Tensor alias = HostAliases().alias(self);
   launch_on_stream(current_stream_handle(self.device().index()), name, [alias, fill]() {
     if (alias.is_contiguous()) {
       fill(alias);

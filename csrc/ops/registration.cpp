@@ -25,7 +25,7 @@
 #include "ops/generic_operators.h"
 #include "ops/random.h"
 #include "ops/recurrent_cells.h"
-#include "ops/stream_kernel.h"
+#include "host_execution/stream_kernel.h"
 #include "ops/tensor_factories.h"
 #include "ops/tensor_storage.h"
 

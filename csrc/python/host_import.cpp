@@ -5,7 +5,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "core/device.h"
-#include "core/host_import.h"
+#include "host_execution/adopted_host_buffers.h"
 
 namespace axon {
 

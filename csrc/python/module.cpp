@@ -19,7 +19,7 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "ops/cpu_fallback.h"
-#include "ops/stream_launch.h"
+#include "host_execution/stream_launch.h"
 #include "python/executables.h"
 #include "python/host_import.h"
 #include "python/testing.h"

@@ -10,7 +10,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/stream.h"
-#include "ops/stream_launch.h"
+#include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {

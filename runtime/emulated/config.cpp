@@ -112,6 +112,7 @@ DriverConfig read_config_from_environment() {
   };
   read_flag("AXON_LAUNCH_BLOCKING", &config.launch_blocking);
   read_flag("AXON_MEMORY_PROTECT", &config.memory_protect);
+  read_flag("AXON_EMULATED_PRIVATE_MEMORY", &config.private_memory);
   return config;
 }
 

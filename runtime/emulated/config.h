@@ -13,6 +13,10 @@ struct DriverConfig {
   std::size_t device_memory = std::size_t{8} << 30;  // per-device capacity
   bool launch_blocking = false;
   bool memory_protect = false;
+  // AXON_EMULATED_PRIVATE_MEMORY=1: the capability queries say device memory
+  // is neither host-addressable nor importable, as on a chip with its own
+  // memory (the views still work, for Axon's host-execution seam only).
+  bool private_memory = false;
 };
 
 // Most devices AXON_DEVICE_COUNT may ask for; each reserves address space.

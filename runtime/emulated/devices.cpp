@@ -48,8 +48,10 @@ axon_status axon_device_get_capability(int device, axon_capability capability, i
     require_output(value, "value");
     switch (capability) {
       case AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY:  // through axon_memory_host_view, also when protected
-      case AXON_CAPABILITY_HOST_FUNCTIONS:
       case AXON_CAPABILITY_IMPORT_HOST_MEMORY:
+        *value = Driver::running().config().private_memory ? 0 : 1;
+        break;
+      case AXON_CAPABILITY_HOST_FUNCTIONS:
       case AXON_CAPABILITY_EXECUTABLES:  // AXON_FORMAT_HOST_SHARED_OBJECT
         *value = 1;
         break;

@@ -37,7 +37,16 @@ class HostAliases {
   std::vector<std::pair<const c10::TensorImpl*, at::Tensor>> tensors_;
 };
 
-// One-off alias of a single tensor.
+// One-off alias of a single axon tensor, for code other than kernel bodies
+// (the collectives' transport). Unlike HostAliases, which only the kernels
+// use, it raises NotImplementedError where the driver says the host cannot
+// address the device's memory, so that no caller outside the kernels can
+// depend on it silently (AXON_EMULATED_PRIVATE_MEMORY=1 tests this).
 at::Tensor host_alias(const at::Tensor& tensor);
+
+// Whether the driver says the host can address `device`'s memory
+// (AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY). Code outside host_execution/
+// that would alias device memory asks this first and otherwise copies.
+bool host_addressable(c10::DeviceIndex device);
 
 }  // namespace axon

@@ -1,4 +1,4 @@
-#include "ops/stream_kernel.h"
+#include "host_execution/stream_kernel.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/MemoryOverlap.h>
@@ -11,10 +11,10 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "ops/argument_tensors.h"
-#include "ops/host_alias.h"
+#include "host_execution/device_memory_views.h"
 #include "ops/operator_plan.h"
 #include "ops/shape_inference.h"
-#include "ops/stream_launch.h"
+#include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {

@@ -1,10 +1,12 @@
-// Tensors shared between the host and axon devices without copying.
+// Host buffers and axon memory shared without copying, both ways.
 //
-// torch.compile(backend="axon") runs graphs with XLA's CPU compiler, which
-// allocates its output buffers itself; adopt_host_tensor turns such a buffer
-// (reached through torch.from_dlpack as a CPU tensor) into an axon tensor over
-// the same bytes. On a real chip the same path would import another
-// runtime's device buffers.
+// adopt_host_tensor turns a host buffer another library allocated (a jax or
+// NumPy array reached through DLPack as a CPU tensor) into an axon tensor over
+// the same bytes; owning_host_alias is the reverse, a CPU tensor over axon
+// memory. Both exist only because the emulated device's memory is host memory
+// (the driver's optional axon_memory_import_host / axon_memory_host_view),
+// which is why they live in host_execution/: on a driver whose memory the host
+// cannot address they raise instead of aliasing.
 //
 // Thread-safety: both functions are thread-safe. Neither synchronizes: the
 // bytes are shared, so work still queued on axon streams may be reading or
@@ -42,7 +44,7 @@ at::Tensor adopt_host_tensor(const at::Tensor& cpu_tensor, c10::DeviceIndex devi
 // A CPU tensor over the same bytes as the axon tensor `device_tensor` (same
 // sizes, strides, offset, dtype, conj/neg flags), through the driver's host
 // view of device memory. Unlike the kernels' non-owning aliases
-// (ops/host_alias.h), its storage keeps the axon storage alive.
+// (device_memory_views.h), its storage keeps the axon storage alive.
 at::Tensor owning_host_alias(const at::Tensor& device_tensor);
 
 }  // namespace axon

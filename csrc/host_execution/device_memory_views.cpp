@@ -1,8 +1,9 @@
-#include "ops/host_alias.h"
+#include "host_execution/device_memory_views.h"
 
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
 
+#include "axon/runtime.h"
 #include "core/check.h"
 #include "ops/argument_tensors.h"
 
@@ -47,7 +48,19 @@ c10::IValue HostAliases::alias(const c10::IValue& value) {
   return map_tensors(value, [this](const at::Tensor& tensor) { return alias(tensor); });
 }
 
+bool host_addressable(c10::DeviceIndex device) {
+  int value = 0;
+  AXON_CHECK(axon_device_get_capability(device, AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY, &value),
+             "asking whether device memory is host-addressable");
+  return value != 0;
+}
+
 at::Tensor host_alias(const at::Tensor& tensor) {
+  if (tensor.defined() && tensor.is_privateuseone()) {
+    TORCH_CHECK_NOT_IMPLEMENTED(host_addressable(tensor.device().index()), "[axon] the memory of ",
+                                tensor.device(), " is not host-addressable (driver \"", axon_driver_name(),
+                                "\"): only kernel bodies may view it; copy it to the host instead");
+  }
   HostAliases aliases;
   return aliases.alias(tensor);
 }

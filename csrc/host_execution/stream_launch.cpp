@@ -1,4 +1,4 @@
-#include "ops/stream_launch.h"
+#include "host_execution/stream_launch.h"
 
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/InferenceMode.h>

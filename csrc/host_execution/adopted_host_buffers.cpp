@@ -1,4 +1,4 @@
-#include "core/host_import.h"
+#include "host_execution/adopted_host_buffers.h"
 
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
@@ -10,9 +10,11 @@
 #include <optional>
 
 #include "axon/memory.h"
+#include "axon/runtime.h"
 #include "core/check.h"
 #include "core/device.h"
 #include "core/device_allocator.h"
+#include "host_execution/device_memory_views.h"
 
 namespace axon {
 namespace {
@@ -155,6 +157,11 @@ at::Tensor adopt_host_tensor(const at::Tensor& cpu_tensor, c10::DeviceIndex devi
   TORCH_CHECK_VALUE(cpu_tensor.layout() == c10::kStrided, "[adopt_host_tensor] expected a strided tensor, got layout ",
                     cpu_tensor.layout());
   check_device_index(device);
+  int importable = 0;
+  AXON_CHECK(axon_device_get_capability(device, AXON_CAPABILITY_IMPORT_HOST_MEMORY, &importable),
+             "asking whether the driver imports host memory");
+  TORCH_CHECK_NOT_IMPLEMENTED(importable != 0, "[adopt_host_tensor] driver \"", axon_driver_name(),
+                              "\" cannot import host memory as device memory: copy the tensor to axon instead");
   return tensor_over(adopt_storage(cpu_tensor.storage(), device), c10::DispatchKey::PrivateUse1, cpu_tensor);
 }
 
@@ -163,6 +170,9 @@ at::Tensor owning_host_alias(const at::Tensor& device_tensor) {
   TORCH_CHECK_VALUE(device_tensor.is_privateuseone() && device_tensor.layout() == c10::kStrided,
                     "[host_alias] expected a strided axon tensor, got a ", device_tensor.layout(), " tensor on ",
                     device_tensor.device());
+  TORCH_CHECK_NOT_IMPLEMENTED(host_addressable(device_tensor.device().index()), "[host_alias] the memory of ",
+                              device_tensor.device(), " is not host-addressable (driver \"", axon_driver_name(),
+                              "\"): copy the tensor to the CPU instead");
   const c10::Storage& device_storage = device_tensor.storage();
   void* host_data = nullptr;
   if (device_storage.data() != nullptr) {
