@@ -13,25 +13,18 @@
 #include <utility>
 #include <vector>
 
-#include "ops/argument_tensors.h"
 #include "host_execution/stream_kernel.h"
+#include "ops/argument_tensors.h"
+#include "ops/shape_inference.h"
 
 namespace axon {
 namespace {
 
-// Runs aten::histc (overload "" or "out") through the generic kernel.
-c10::IValue run_generic(const char* overload, torch::jit::Stack stack) {
-  static const auto functional = c10::Dispatcher::singleton().findSchemaOrThrow("aten::histc", "");
-  static const auto out = c10::Dispatcher::singleton().findSchemaOrThrow("aten::histc", "out");
-  stream_kernel(std::string(overload).empty() ? functional : out, &stack);
+// Runs `name`'s functional ("") or "out" overload through the generic kernel;
+// returns its result.
+c10::IValue run_generic(const char* name, const char* overload, torch::jit::Stack stack) {
+  stream_kernel(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload), &stack);
   return stack.back();
-}
-
-at::Tensor run_nansum(const char* overload, torch::jit::Stack stack) {
-  static const auto functional = c10::Dispatcher::singleton().findSchemaOrThrow("aten::nansum", "");
-  static const auto out = c10::Dispatcher::singleton().findSchemaOrThrow("aten::nansum", "out");
-  stream_kernel(std::string(overload).empty() ? functional : out, &stack);
-  return stack.back().toTensor();
 }
 
 // Integer values lie on exact points of a float64 line, so counting them
@@ -85,14 +78,6 @@ std::optional<at::ScalarType> widened(const Widening& widening, at::ScalarType t
   return std::nullopt;
 }
 
-at::Tensor meta_twin(const at::Tensor& tensor) {
-  if (!tensor.defined() || !tensor.is_privateuseone()) return tensor;
-  at::Tensor meta = at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options().device(c10::kMeta));
-  meta._set_conj(tensor.is_conj());
-  meta._set_neg(tensor.is_neg());
-  return meta;
-}
-
 bool writes(const c10::Argument& argument) {
   return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
 }
@@ -139,7 +124,7 @@ void widening_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // The call's checks, result dtypes and out= shapes, from the meta kernel
   // on the narrow dtypes (it warns about resized outputs, as the CPU would).
   torch::jit::Stack meta;
-  for (const auto& arg : args) meta.push_back(retarget_device(map_tensors(arg, meta_twin), c10::kMeta));
+  for (const auto& arg : args) meta.push_back(retarget_device(map_tensors(arg, to_meta), c10::kMeta));
   const std::vector<c10::IValue> meta_arguments(meta.begin(), meta.end());  // sees resizes
   {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
@@ -192,7 +177,8 @@ void widening_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<at::ScalarType> dtype) {
   if (!self.is_complex()) {
-    return run_nansum("", {self, dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(), keepdim, dtype});
+    const c10::IValue dims = dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue();
+    return run_generic("aten::nansum", "", {self, dims, keepdim, dtype}).toTensor();
   }
   const at::Tensor zeroed = at::where(at::isnan(self), at::zeros({}, self.options()), self);
   return at::sum(zeroed, dim, keepdim, dtype);
@@ -201,7 +187,8 @@ at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
 at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype, at::Tensor& out) {
   if (!self.is_complex()) {
-    run_nansum("out", {self, dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(), keepdim, dtype, out});
+    const c10::IValue dims = dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue();
+    run_generic("aten::nansum", "out", {self, dims, keepdim, dtype, out});
     return out;
   }
   const at::Tensor zeroed = at::where(at::isnan(self), at::zeros({}, self.options()), self);
@@ -209,14 +196,14 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
 }
 
 at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
-  const at::Tensor counts = run_generic("", {as_counted(self), bins, min, max}).toTensor();
+  const at::Tensor counts = run_generic("aten::histc", "", {as_counted(self), bins, min, max}).toTensor();
   return counts.scalar_type() == self.scalar_type() ? counts : counts.to(self.scalar_type());
 }
 
 at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
                       at::Tensor& out) {
   if (as_counted(self).is_same(self)) {
-    run_generic("out", {self, bins, min, max, out});
+    run_generic("aten::histc", "out", {self, bins, min, max, out});
     return out;
   }
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histogram: input tensor and hist tensor should ",

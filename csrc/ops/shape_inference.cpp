@@ -25,7 +25,6 @@
 #include "ops/argument_tensors.h"
 
 namespace axon {
-namespace {
 
 at::Tensor to_meta(const at::Tensor& tensor) {
   if (!tensor.defined() || !tensor.is_privateuseone()) {
@@ -37,6 +36,8 @@ at::Tensor to_meta(const at::Tensor& tensor) {
   meta._set_neg(tensor.is_neg());
   return meta;
 }
+
+namespace {
 
 // ---- cache key ------------------------------------------------------------
 

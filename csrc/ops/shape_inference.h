@@ -46,4 +46,8 @@ struct MetaOutcome {
 std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
                                                  c10::ArrayRef<c10::IValue> args, bool& from_cache);
 
+// A meta tensor with `tensor`'s sizes, strides, dtype and conj/neg flags
+// (no autograd); anything but an axon tensor is returned unchanged.
+at::Tensor to_meta(const at::Tensor& tensor);
+
 }  // namespace axon

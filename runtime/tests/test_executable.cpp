@@ -25,12 +25,14 @@ std::vector<char> kernel_image() {
 }
 
 // Skips the test unless device 0 loads host-shared-object executables.
-#define REQUIRE_HOST_EXECUTABLES()                                                                   \
-  do {                                                                                               \
-    int supported_ = 0;                                                                              \
-    ASSERT_AXON_OK(axon_executable_format_supported(0, AXON_FORMAT_HOST_SHARED_OBJECT, &supported_)); \
-    if (!supported_) GTEST_SKIP() << "the driver does not load " AXON_FORMAT_HOST_SHARED_OBJECT;     \
+// Skips the test unless device 0 loads executables in `format`.
+#define REQUIRE_FORMAT(format)                                                             \
+  do {                                                                                     \
+    int supported_ = 0;                                                                    \
+    ASSERT_AXON_OK(axon_executable_format_supported(0, format, &supported_));              \
+    if (!supported_) GTEST_SKIP() << "the driver does not load " << (format);              \
   } while (0)
+#define REQUIRE_HOST_EXECUTABLES() REQUIRE_FORMAT(AXON_FORMAT_HOST_SHARED_OBJECT)
 
 class LoadedKernels {
  public:
@@ -173,12 +175,7 @@ constexpr char kMultiplyAdd[] = R"(module @multiply_add {
   }
 })";
 
-#define REQUIRE_STABLEHLO()                                                                 \
-  do {                                                                                      \
-    int supported_ = 0;                                                                     \
-    ASSERT_AXON_OK(axon_executable_format_supported(0, AXON_FORMAT_STABLEHLO, &supported_)); \
-    if (!supported_) GTEST_SKIP() << "the driver does not load " AXON_FORMAT_STABLEHLO;     \
-  } while (0)
+#define REQUIRE_STABLEHLO() REQUIRE_FORMAT(AXON_FORMAT_STABLEHLO)
 
 }  // namespace
 
