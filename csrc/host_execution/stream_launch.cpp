@@ -13,13 +13,15 @@
 namespace axon {
 namespace {
 
-const char* python_error_tag(const c10::Error& error) {
-  if (dynamic_cast<const c10::IndexError*>(&error)) return "[IndexError] ";
-  if (dynamic_cast<const c10::ValueError*>(&error)) return "[ValueError] ";
-  if (dynamic_cast<const c10::TypeError*>(&error)) return "[TypeError] ";
-  if (dynamic_cast<const c10::NotImplementedError*>(&error)) return "[NotImplementedError] ";
-  if (dynamic_cast<const c10::LinAlgError*>(&error)) return "[LinAlgError] ";
-  return "";
+// The task status naming `error`'s kind, so that the error raised at
+// synchronization has the CPU kernel's Python type (see core/check.cpp).
+axon_status failure_status(const c10::Error& error) {
+  if (dynamic_cast<const c10::IndexError*>(&error)) return AXON_ERROR_TASK_OUT_OF_RANGE;
+  if (dynamic_cast<const c10::ValueError*>(&error)) return AXON_ERROR_TASK_INVALID_ARGUMENT;
+  if (dynamic_cast<const c10::TypeError*>(&error)) return AXON_ERROR_TASK_WRONG_TYPE;
+  if (dynamic_cast<const c10::NotImplementedError*>(&error)) return AXON_ERROR_TASK_UNSUPPORTED;
+  if (dynamic_cast<const c10::LinAlgError*>(&error)) return AXON_ERROR_TASK_NUMERICAL;
+  return AXON_ERROR_TASK_FAILED;
 }
 
 struct KernelLaunch {
@@ -34,10 +36,9 @@ axon_status run_kernel(void* user_data, char* message) {
     launch->body();
     return AXON_SUCCESS;
   } catch (const c10::Error& error) {
-    // The Python exception type travels as a tag, so the error raised at
-    // synchronization is the one the CPU kernel raised (see check.cpp).
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s%s", launch->kernel_name.c_str(),
-                  python_error_tag(error), error.what_without_backtrace());
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(),
+                  error.what_without_backtrace());
+    return failure_status(error);
   } catch (const std::exception& error) {
     std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(), error.what());
   } catch (...) {

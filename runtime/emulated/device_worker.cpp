@@ -152,7 +152,8 @@ void Scheduler::finish_work(axon_stream_object* stream, QueueItem& item, axon_st
     return;
   }
   // The first failure since the last synchronize is the one worth reporting.
-  if (!stream->pending_error) stream->pending_error = PendingError{detail, next_failure_order_++};
+  const axon_status reported = axon_status_is_task_failure(status) ? status : AXON_ERROR_TASK_FAILED;
+  if (!stream->pending_error) stream->pending_error = PendingError{detail, next_failure_order_++, reported};
 }
 
 }  // namespace axon::emulated

@@ -105,7 +105,7 @@ axon_status axon_device_synchronize(int device) {
       stream->pending_error.reset();
     }
     if (earliest) {
-      throw axon::emulated::DriverError(AXON_ERROR_TASK_FAILED, earliest->message);
+      throw axon::emulated::DriverError(earliest->status, earliest->message);
     }
     return AXON_SUCCESS;
   });

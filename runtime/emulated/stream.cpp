@@ -16,8 +16,9 @@ namespace {
 void throw_pending_error(axon_stream_object* stream) {
   if (!stream->pending_error) return;
   std::string message = std::move(stream->pending_error->message);
+  const axon_status status = stream->pending_error->status;
   stream->pending_error.reset();
-  throw DriverError(AXON_ERROR_TASK_FAILED, std::move(message));
+  throw DriverError(status, std::move(message));
 }
 
 }  // namespace

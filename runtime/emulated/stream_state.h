@@ -17,6 +17,9 @@ namespace axon::emulated {
 struct PendingError {
   std::string message;
   std::uint64_t failure_order = 0;  // lets device_synchronize report the earliest
+  // What the failed task returned when it named its kind of failure
+  // (axon_status_is_task_failure), else AXON_ERROR_TASK_FAILED.
+  axon_status status = AXON_ERROR_TASK_FAILED;
 };
 
 }  // namespace axon::emulated

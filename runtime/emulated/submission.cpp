@@ -26,16 +26,16 @@ void submit_work(Driver& driver, axon_stream stream_handle, QueueItem item, Comp
     return !scheduler.is_live_stream(stream) || stream->completed >= ticket;
   });
   if (outcome && outcome->status != AXON_SUCCESS) {
-    throw DriverError(AXON_ERROR_TASK_FAILED, outcome->message.empty()
-                                                  ? std::string("a task failed (detail lost)")
-                                                  : outcome->message);
+    const axon_status status = axon_status_is_task_failure(outcome->status) ? outcome->status : AXON_ERROR_TASK_FAILED;
+    throw DriverError(status, outcome->message.empty() ? std::string("a task failed (detail lost)") : outcome->message);
   }
   // An explicit wait is a synchronization point: it reports (once) what an
   // earlier task on the stream left pending, as axon_stream_synchronize would.
   if (completion == Completion::wait && scheduler.is_live_stream(stream) && stream->pending_error) {
     std::string message = std::move(stream->pending_error->message);
+    const axon_status status = stream->pending_error->status;
     stream->pending_error.reset();
-    throw DriverError(AXON_ERROR_TASK_FAILED, std::move(message));
+    throw DriverError(status, std::move(message));
   }
 }
 

@@ -24,6 +24,23 @@ TEST(TaskFailure, IsReportedOnceBySynchronizeThenCleared) {
   EXPECT_AXON_OK(axon_stream_query(stream));
 }
 
+TEST(TaskFailure, ANamedKindOfFailureIsReportedAsThatStatus) {
+  ScopedStream stream(0);
+  ASSERT_AXON_OK(axon_test::launch_failing(stream, AXON_ERROR_TASK_OUT_OF_RANGE, "index 9 is out of bounds"));
+  EXPECT_AXON_STATUS(AXON_ERROR_TASK_OUT_OF_RANGE, axon_stream_synchronize(stream));
+  EXPECT_TRUE(contains(axon_last_error_message(), "index 9 is out of bounds")) << axon_last_error_message();
+  ASSERT_AXON_OK(axon_test::launch_failing(stream, AXON_ERROR_TASK_NUMERICAL, "singular matrix"));
+  EXPECT_AXON_STATUS(AXON_ERROR_TASK_NUMERICAL, axon_device_synchronize(0));
+  ASSERT_AXON_OK(axon_test::launch_failing(stream, AXON_ERROR_TASK_WRONG_TYPE, "expected floats"));
+  int result = 0;
+  axon_test::DeviceBuffer device(0, sizeof result);
+  EXPECT_AXON_STATUS(AXON_ERROR_TASK_WRONG_TYPE, axon_memory_copy(&result, device.get(), sizeof result, stream));
+  EXPECT_AXON_OK(axon_stream_synchronize(stream));
+  EXPECT_TRUE(axon_status_is_task_failure(AXON_ERROR_TASK_FAILED));
+  EXPECT_TRUE(axon_status_is_task_failure(AXON_ERROR_TASK_UNSUPPORTED));
+  EXPECT_FALSE(axon_status_is_task_failure(AXON_ERROR_INVALID_VALUE));
+}
+
 TEST(TaskFailure, IsReportedOnceByQuery) {
   ScopedStream stream(0);
   ASSERT_AXON_OK(axon_test::launch_failing(stream, AXON_ERROR_OUT_OF_MEMORY, "scratch too small"));

@@ -34,7 +34,28 @@ typedef enum axon_status {
   AXON_ERROR_SYSTEM = 10,
   // An optional driver capability this driver does not provide.
   AXON_ERROR_NOT_SUPPORTED = 11,
+  // A task failed with a kind of failure its author named. A host function
+  // (or executable) returns one of these instead of AXON_ERROR_TASK_FAILED,
+  // and the driver reports that status, unchanged, where it would report
+  // AXON_ERROR_TASK_FAILED; the layer above raises the matching exception.
+  // An index or offset outside its range (IndexError):
+  AXON_ERROR_TASK_OUT_OF_RANGE = 12,
+  // An argument value the task refuses (ValueError):
+  AXON_ERROR_TASK_INVALID_ARGUMENT = 13,
+  // An argument of the wrong type or dtype (TypeError):
+  AXON_ERROR_TASK_WRONG_TYPE = 14,
+  // An operation the task does not implement for these inputs (NotImplementedError):
+  AXON_ERROR_TASK_UNSUPPORTED = 15,
+  // A numerical failure: a singular matrix, no convergence (LinAlgError):
+  AXON_ERROR_TASK_NUMERICAL = 16,
 } axon_status;
+
+// Whether `status` reports a failed task: AXON_ERROR_TASK_FAILED or one of
+// the named kinds above.
+static inline int axon_status_is_task_failure(axon_status status) {
+  return status == AXON_ERROR_TASK_FAILED ||
+         (status >= AXON_ERROR_TASK_OUT_OF_RANGE && status <= AXON_ERROR_TASK_NUMERICAL);
+}
 
 // Stable, static name of a status, e.g. "AXON_ERROR_OUT_OF_MEMORY".
 const char* axon_status_name(axon_status status);

@@ -12,13 +12,15 @@
 // the stream's pending error and returned (once) by the next
 // axon_stream_synchronize / axon_stream_query / axon_device_synchronize /
 // axon_memory_copy, as AXON_ERROR_TASK_FAILED whose detail names the stream,
-// the status the task returned and its message. Only the first failure since
-// the last report is kept.
+// the status the task returned and its message; a task that named its kind of
+// failure (AXON_ERROR_TASK_OUT_OF_RANGE and the others in status.h) has that
+// status reported instead of AXON_ERROR_TASK_FAILED. Only the first failure
+// since the last report is kept.
 //
 // Launch blocking: when the driver runs in blocking mode (emulated driver:
 // AXON_LAUNCH_BLOCKING=1) every launch, copy and set waits for its completion
-// and returns the task's own failure directly (AXON_ERROR_TASK_FAILED with
-// that task's detail) instead of leaving it pending.
+// and returns the task's own failure directly (AXON_ERROR_TASK_FAILED, or the
+// kind the task named, with that task's detail) instead of leaving it pending.
 //
 // Blocking calls (synchronize, blocking copies, shutdown) made from inside a
 // running task would deadlock the device; they fail with
