@@ -18,12 +18,12 @@
 #include <set>
 #include <string_view>
 
-#include "ops/convolution.h"
+#include "host_execution/convolution.h"
 #include "ops/copy.h"
 #include "ops/cpu_fallback.h"
-#include "ops/cuda_dtypes.h"
+#include "host_execution/cuda_dtypes.h"
 #include "ops/generic_operators.h"
-#include "ops/random.h"
+#include "host_execution/random.h"
 #include "ops/recurrent_cells.h"
 #include "host_execution/stream_kernel.h"
 #include "ops/tensor_factories.h"

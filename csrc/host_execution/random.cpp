@@ -4,7 +4,7 @@
 // 2*(i%2), 2*(i%2)+1 of Philox block (first + i/2). The result is therefore
 // independent of threading, and a tensor of n elements advances the
 // generator's offset by ceil(n/2) blocks.
-#include "ops/random.h"
+#include "host_execution/random.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>

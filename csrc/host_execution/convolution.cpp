@@ -1,4 +1,4 @@
-#include "ops/convolution.h"
+#include "host_execution/convolution.h"
 
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/convolution.h>

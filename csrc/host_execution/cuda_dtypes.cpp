@@ -1,4 +1,4 @@
-#include "ops/cuda_dtypes.h"
+#include "host_execution/cuda_dtypes.h"
 
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
