@@ -1,5 +1,7 @@
 #include "core/device.h"
 
+#include <atomic>
+
 #include "core/check.h"
 
 namespace axon {
@@ -23,6 +25,24 @@ void check_device_index(int64_t index) {
       index >= 0 && index < count,
       "[axon] invalid device index ", index, ": expected 0 <= index < ", count,
       " (AXON_DEVICE_COUNT sets the number of devices)");
+}
+
+bool driver_capability(c10::DeviceIndex device, axon_capability capability) {
+  // Remembered answers: 0 not asked yet, 1 no, 2 yes. Devices and capabilities
+  // past the table are asked every time (a racing first ask is harmless: both
+  // threads store the same answer).
+  constexpr int kDevices = 64;
+  constexpr int kCapabilities = 16;
+  static std::atomic<int8_t> answers[kDevices][kCapabilities];  // zero-initialized
+  const bool cached = device >= 0 && device < kDevices && capability >= 0 && capability < kCapabilities;
+  if (cached) {
+    const int8_t known = answers[device][capability].load(std::memory_order_relaxed);
+    if (known != 0) return known == 2;
+  }
+  int value = 0;
+  AXON_CHECK(axon_device_get_capability(device, capability, &value), "asking the driver for a capability");
+  if (cached) answers[device][capability].store(value != 0 ? 2 : 1, std::memory_order_relaxed);
+  return value != 0;
 }
 
 c10::DeviceIndex current_device() {

@@ -3,6 +3,8 @@
 
 #include <c10/core/Device.h>
 
+#include "axon/device.h"
+
 namespace axon {
 
 // Number of axon devices; 0 if the driver cannot report (never throws).
@@ -14,6 +16,11 @@ void check_device_index(int64_t index);
 // The calling thread's current device (0 until set), as torch.cuda does.
 c10::DeviceIndex current_device();
 void set_current_device(c10::DeviceIndex index);
+
+// Whether the driver gives `device` an optional ability (axon/device.h). The
+// answer is fixed for the driver's lifetime, so it is asked once per device and
+// capability and remembered; throws if the driver cannot answer.
+bool driver_capability(c10::DeviceIndex device, axon_capability capability);
 
 // Resolves -1 ("current") to the current device and validates the rest.
 c10::DeviceIndex resolve_device_index(c10::DeviceIndex index);

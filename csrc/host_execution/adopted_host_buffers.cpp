@@ -157,10 +157,7 @@ at::Tensor adopt_host_tensor(const at::Tensor& cpu_tensor, c10::DeviceIndex devi
   TORCH_CHECK_VALUE(cpu_tensor.layout() == c10::kStrided, "[adopt_host_tensor] expected a strided tensor, got layout ",
                     cpu_tensor.layout());
   check_device_index(device);
-  int importable = 0;
-  AXON_CHECK(axon_device_get_capability(device, AXON_CAPABILITY_IMPORT_HOST_MEMORY, &importable),
-             "asking whether the driver imports host memory");
-  TORCH_CHECK_NOT_IMPLEMENTED(importable != 0, "[adopt_host_tensor] driver \"", axon_driver_name(),
+  TORCH_CHECK_NOT_IMPLEMENTED(driver_capability(device, AXON_CAPABILITY_IMPORT_HOST_MEMORY), "[adopt_host_tensor] driver \"", axon_driver_name(),
                               "\" cannot import host memory as device memory: copy the tensor to axon instead");
   return tensor_over(adopt_storage(cpu_tensor.storage(), device), c10::DispatchKey::PrivateUse1, cpu_tensor);
 }

@@ -5,6 +5,7 @@
 
 #include "axon/runtime.h"
 #include "core/check.h"
+#include "core/device.h"
 #include "ops/argument_tensors.h"
 
 namespace axon {
@@ -49,10 +50,7 @@ c10::IValue HostAliases::alias(const c10::IValue& value) {
 }
 
 bool host_addressable(c10::DeviceIndex device) {
-  int value = 0;
-  AXON_CHECK(axon_device_get_capability(device, AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY, &value),
-             "asking whether device memory is host-addressable");
-  return value != 0;
+  return driver_capability(device, AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY);
 }
 
 at::Tensor host_alias(const at::Tensor& tensor) {

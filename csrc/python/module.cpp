@@ -90,10 +90,8 @@ PYBIND11_MODULE(_C, m) {
     return supported != 0;
   });
   m.def("_driver_capability", [](int device, int capability) {
-    int value = 0;
-    AXON_CHECK(axon_device_get_capability(device, static_cast<axon_capability>(capability), &value),
-               "querying a driver capability");
-    return value != 0;
+    check_device_index(device);
+    return driver_capability(device, static_cast<axon_capability>(capability));
   });
   m.def("_current_device", [] { return static_cast<int>(current_device()); });
   m.def("_set_device", [](int device) {

@@ -167,19 +167,25 @@ class StablehloProgram final : public LoadedProgram {
   }
 
   std::string serialize(const char** format) const override {
-    std::string compiled;
-    try {
-      compiled = plugin().client->serialize(*program_);
-    } catch (const std::exception& error) {
-      fail(AXON_ERROR_NOT_SUPPORTED, error.what());
+    // Built once: a caller sizes its buffer with one call and fills it with a
+    // second, and the plugin's serialization copies the whole program each time.
+    std::lock_guard<std::mutex> lock(image_mutex_);
+    if (image_.empty()) {
+      std::string compiled;
+      try {
+        compiled = plugin().client->serialize(*program_);
+      } catch (const std::exception& error) {
+        fail(AXON_ERROR_NOT_SUPPORTED, error.what());
+      }
+      std::string image(kImageMagic, sizeof(kImageMagic));  // with its NUL
+      image += plugin().client->api_version();
+      image.push_back('\0');
+      image += signature_.text;
+      image.push_back('\0');
+      image_ = image + compiled;
     }
     *format = AXON_EMULATED_FORMAT_XLA_CPU;
-    std::string image(kImageMagic, sizeof(kImageMagic));  // with its NUL
-    image += plugin().client->api_version();
-    image.push_back('\0');
-    image += signature_.text;
-    image.push_back('\0');
-    return image + compiled;
+    return image_;
   }
 
  private:
@@ -187,6 +193,8 @@ class StablehloProgram final : public LoadedProgram {
   Signature signature_;
   std::vector<ArrayType> arguments_;
   std::vector<ArrayType> results_;
+  mutable std::mutex image_mutex_;
+  mutable std::string image_;  // serialize's answer, once asked
 };
 
 }  // namespace

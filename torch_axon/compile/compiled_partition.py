@@ -113,8 +113,9 @@ class CompiledPartition(torch.nn.Module):
 
     def _specialize(self, args, key):
         tag = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
+        device = _device_of(args)
         try:
-            if not executable.supported(_device_of(args)):
+            if not executable.supported(device):
                 raise LoweringError(f"the driver ({torch.axon.driver_name()}) does not load "
                                     f"{executable.SOURCE_FORMAT} executables")
             lowered = lower_graph(self.graph_module, list(args))
@@ -127,7 +128,7 @@ class CompiledPartition(torch.nn.Module):
             self._store(key, _EAGER)
             return _EAGER
         dump.dump(self.options.dump_dir, self.graph, f"03_{self.name}_{tag}.stablehlo.mlir", lowered.text)
-        compiled = executable.compile_module(lowered.text, _device_of(args))
+        compiled = executable.compile_module(lowered.text, device)
         if self.options.dump_dir:
             try:
                 image_format, image = compiled.executable.serialize()
