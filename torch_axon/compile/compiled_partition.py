@@ -30,10 +30,9 @@ import warnings
 import torch
 import torch.fx
 
-from . import bindings, dump, executable
-from .lowering import LoweringError, lower_graph
+from . import bindings, executable, stage
+from .lowering import LoweringError
 from .lowering.checks import RAISE
-from .report import GraphRecord
 
 _EAGER = object()
 
@@ -59,13 +58,14 @@ def _device_of(args) -> int:
 
 
 class CompiledPartition(torch.nn.Module):
-    def __init__(self, graph_module: torch.fx.GraphModule, name: str, graph: str, options, record: GraphRecord):
+    def __init__(self, graph_module: torch.fx.GraphModule, name: str, job: stage.Job):
         super().__init__()
         self.graph_module = graph_module
         self.name = name
-        self.graph = graph
-        self.options = options
-        self.record = record
+        self.job = job              # of the graph this partition belongs to: its specializations run in it
+        self.graph = job.graph
+        self.options = job.options
+        self.record = job.record
         self.specializations: collections.OrderedDict = collections.OrderedDict()
         self._warned_rerun = False
         output_node = next(n for n in reversed(graph_module.graph.nodes) if n.op == "output")
@@ -118,7 +118,8 @@ class CompiledPartition(torch.nn.Module):
             if not executable.supported(device):
                 raise LoweringError(f"the driver ({torch.axon.driver_name()}) does not load "
                                     f"{executable.SOURCE_FORMAT} executables")
-            lowered = lower_graph(self.graph_module, list(args))
+            results = stage.run(self.job.replace(label=f"{self.name}_{tag}", device=device),
+                                stage.SPECIALIZATION, stage.GraphAndInputs(self.graph_module, args))
         except LoweringError as error:
             if self.options.strict:
                 raise RuntimeError(f"[axon compile] strict mode: {self.name} of {self.graph} cannot be lowered "
@@ -127,15 +128,7 @@ class CompiledPartition(torch.nn.Module):
                           f"{error}")
             self._store(key, _EAGER)
             return _EAGER
-        dump.dump(self.options.dump_dir, self.graph, f"03_{self.name}_{tag}.stablehlo.mlir", lowered.text)
-        compiled = executable.compile_module(lowered.text, device)
-        if self.options.dump_dir:
-            try:
-                image_format, image = compiled.executable.serialize()
-            except NotImplementedError:  # the driver keeps no compiled image of its programs
-                pass
-            else:
-                dump.dump(self.options.dump_dir, self.graph, f"04_{self.name}_{tag}.{image_format}", image)
+        lowered, compiled = results["stablehlo"], results["executable"]
         self.record.executables += 1
         self.record.runtime_checks += len(lowered.checks)
         self.record.compile_seconds += compiled.seconds

@@ -5,6 +5,7 @@ Layout: <dir>/<graph>/<NN>_<stage>.<ext>, for example
   graph_0_forward/03_fused_0_<shape key>.stablehlo.mlir, .../04_fused_0_<shape key>.<image format>
   (the driver's compiled image of that executable, as the disk cache keeps it; the emulated
   driver's is XLA:CPU's serialized program, format xla-cpu-executable).
+NN counts the stages that dump, in the order pipeline.PIPELINE declares them; stage.run writes the files.
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ class GraphRecord:
     compile_seconds: float = 0.0
     runtime_checks: int = 0       # index-bounds and tie checks in those executables (lowering/checks.py)
     eager_reruns: int = 0         # calls a tie check sent to eager execution
+    # Seconds spent in each pipeline stage (pipeline.py) of this graph and its specializations, by stage name.
+    stage_seconds: collections.Counter = field(default_factory=collections.Counter)
 
 
 @dataclass
