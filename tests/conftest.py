@@ -23,11 +23,11 @@ def closed_gate(stream: torch.Stream | None = None):
     gate opens, which makes asynchrony observable without timing races.
     """
     stream = stream if stream is not None else torch.axon.current_stream()
-    gate = torch_axon._C._testing_close_gate(stream.device_index, stream.stream_id)
+    gate = torch_axon._C._testing.close_gate(stream.device_index, stream.stream_id)
     try:
         yield stream
     finally:
-        torch_axon._C._testing_open_gate(gate)
+        torch_axon._C._testing.open_gate(gate)
 
 
 def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -57,7 +57,7 @@ def check_memory_accounting() -> None:
     """The allocator's statistics equal its live blocks, and cover every storage Python holds."""
     gc.collect()
     for index in range(torch.axon.device_count()):
-        live = torch_axon._C._testing_live_blocks(index)
+        live = torch_axon._C._testing.live_blocks(index)
         assert live["counted_blocks"] == live["blocks"], (index, live)
         assert live["counted_bytes"] == live["bytes"], (index, live)
         assert live["counted_requested_bytes"] == live["requested_bytes"], (index, live)

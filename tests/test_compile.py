@@ -112,9 +112,9 @@ def test_compiled_call_sees_prior_queued_work():
     function = _compile(lambda x: x + 1)
     x = torch.ones(1024, device="axon")
     function(x)  # compile outside the gate
-    gate = torch_axon._C._testing_close_gate(stream.device_index, stream.stream_id)
+    gate = torch_axon._C._testing.close_gate(stream.device_index, stream.stream_id)
     doubled = x * 2  # queued behind the closed gate
-    threading.Timer(0.2, torch_axon._C._testing_open_gate, [gate]).start()
+    threading.Timer(0.2, torch_axon._C._testing.open_gate, [gate]).start()
     assert torch.equal(function(doubled).cpu(), torch.full((1024,), 3.0))
 
 

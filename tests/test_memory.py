@@ -158,5 +158,5 @@ def test_statistics_stay_exact_when_cached_blocks_are_larger_than_requested():
         torch.axon.synchronize()
         readings.append(torch.axon.memory_allocated())
     assert readings[1:] == readings[1:2] * 5, readings
-    live = torch_axon._C._testing_live_blocks(0)
+    live = torch_axon._C._testing.live_blocks(0)
     assert live["counted_bytes"] == live["bytes"] and live["counted_blocks"] == live["blocks"], live

@@ -1,7 +1,6 @@
 """torch.distributed on axon: the ``axon`` process-group backend.
 
-Importing torch_axon registers the backend (cheap: no C++ is loaded until a
-group is created), after which the usual entry points pick it:
+Importing torch_axon registers the backend, after which the usual entry points pick it:
 
     dist.init_process_group(device_id=torch.device("axon", local_rank))  # backend "axon"
     dist.init_process_group("cpu:gloo,axon:axon")                       # CPU tensors to Gloo
@@ -9,31 +8,16 @@ group is created), after which the usual entry points pick it:
 
 The backend is ``ProcessGroupAxon`` (csrc/distributed/): a C++ c10d backend
 whose collectives run PyTorch's Gloo on the axon memory, ordered against the
-caller's streams like NCCL's. See README.md, section Distributed.
+caller's streams like NCCL's. See docs/distributed.md.
 """
 
 from __future__ import annotations
 
-import ctypes
-
 import torch.distributed as dist
 
+from . import _C
+
 BACKEND_NAME = "axon"
-
-_module = None
-
-
-def _native():
-    """torch_axon._C_distributed, created on first use."""
-    global _module
-    if _module is None:
-        from . import _C
-
-        library = ctypes.PyDLL(_C.__file__)
-        library.axon_distributed_module.restype = ctypes.py_object
-        library.axon_distributed_module.argtypes = []
-        _module = library.axon_distributed_module()
-    return _module
 
 
 def _create_backend(common, backend_options=None):
@@ -49,7 +33,7 @@ def _create_backend(common, backend_options=None):
     options.group_name = common.group_id
     store = dist.PrefixStore("axon_transport", common.store)
     transport = dist.ProcessGroupGloo(store, common.group_rank, common.group_size, options)
-    return _native().ProcessGroupAxon(common.group_rank, common.group_size, common.timeout, transport)
+    return _C._distributed.ProcessGroupAxon(common.group_rank, common.group_size, common.timeout, transport)
 
 
 def _register() -> None:

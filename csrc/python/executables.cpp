@@ -1,5 +1,7 @@
-#include "python/executables.h"
-
+// torch_axon._C.Executable: a driver executable, loaded from an image and
+// launched on a device's current stream with axon tensors as its bindings.
+// The compile path (torch_axon/compile) runs its graphs through it.
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <ATen/ATen.h>
@@ -13,6 +15,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/stream.h"
+#include "python/bindings.h"
 
 namespace py = pybind11;
 

@@ -1,15 +1,14 @@
-// Bindings for core/host_import.h. Tensors cross through torch's own pybind
+// Bindings for host_execution/adopted_host_buffers.h. Tensors cross through torch's own pybind
 // caster (torch/csrc/utils/pybind.h), hence the link against torch_python.
-#include "python/host_import.h"
-
 #include <torch/csrc/utils/pybind.h>
 
 #include "core/device.h"
 #include "host_execution/adopted_host_buffers.h"
+#include "python/bindings.h"
 
 namespace axon {
 
-void bind_host_import(pybind11::module_& module) {
+void init_host_import(pybind11::module_& module) {
   module.def(
       "_adopt_host_tensor",
       [](const at::Tensor& cpu_tensor, int64_t device_index) {

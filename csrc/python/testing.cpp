@@ -1,16 +1,22 @@
-// Test-only hooks: a "gate" task that holds a stream until Python opens it,
-// so tests can observe asynchrony deterministically (work queued behind a
-// closed gate is provably not done) instead of racing against a timer.
-#include "python/testing.h"
+// torch_axon._C._testing: hooks only tests use. A "gate" task holds a stream
+// until Python opens it, so tests observe asynchrony deterministically (work
+// queued behind a closed gate is provably not done) instead of racing against
+// a timer; live_blocks reports the caching allocator's totals.
+#include <pybind11/pybind11.h>
 
 #include <condition_variable>
 #include <map>
 #include <mutex>
 
+#include "axon/runtime.h"
 #include "core/check.h"
 #include "core/device.h"
+#include "core/device_allocator.h"
 #include "core/stream.h"
 #include "host_execution/stream_launch.h"
+#include "python/bindings.h"
+
+namespace py = pybind11;
 
 namespace axon {
 namespace {
@@ -25,9 +31,13 @@ std::mutex gates_mutex;
 std::map<int64_t, std::shared_ptr<Gate>> gates;
 int64_t next_gate_id = 1;
 
-}  // namespace
-
-int64_t testing_close_gate(int device, int64_t stream_id) {
+// Queues a task on (device, stream_id) that waits until the gate is opened and
+// returns the gate's id.
+int64_t close_gate(int device, int64_t stream_id) {
+  TORCH_CHECK(!axon_runtime_is_shut_down(), "[axon] the runtime is shut down");
+  axon_device_properties properties{};
+  AXON_CHECK(axon_device_get_properties(0, &properties), "reading device properties");
+  TORCH_CHECK(!properties.launch_blocking, "[axon] a gate would deadlock under AXON_LAUNCH_BLOCKING=1");
   const c10::Stream stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1,
                                                             resolve_device_index(static_cast<c10::DeviceIndex>(device))),
                            stream_id);
@@ -45,7 +55,7 @@ int64_t testing_close_gate(int device, int64_t stream_id) {
   return id;
 }
 
-void testing_open_gate(int64_t id) {
+void open_gate(int64_t id) {
   std::shared_ptr<Gate> gate;
   {
     std::lock_guard<std::mutex> lock(gates_mutex);
@@ -57,6 +67,27 @@ void testing_open_gate(int64_t id) {
   std::lock_guard<std::mutex> lock(gate->mutex);
   gate->opened = true;
   gate->opened_signal.notify_all();
+}
+
+py::dict live_blocks(int device) {
+  const LiveBlockTotals totals = device_allocator_live_totals(static_cast<c10::DeviceIndex>(device));
+  py::dict result;
+  result["blocks"] = totals.blocks;
+  result["bytes"] = totals.bytes;
+  result["requested_bytes"] = totals.requested_bytes;
+  result["counted_blocks"] = totals.counted_blocks;
+  result["counted_bytes"] = totals.counted_bytes;
+  result["counted_requested_bytes"] = totals.counted_requested_bytes;
+  return result;
+}
+
+}  // namespace
+
+void init_testing(py::module_& m) {
+  py::module_ testing = m.def_submodule("_testing", "hooks for Axon's own tests; not an API");
+  testing.def("close_gate", &close_gate, py::arg("device"), py::arg("stream_id"));
+  testing.def("open_gate", &open_gate, py::arg("gate"));
+  testing.def("live_blocks", &live_blocks, py::arg("device"));
 }
 
 }  // namespace axon

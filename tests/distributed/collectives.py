@@ -114,12 +114,12 @@ def check_stream_ordering():
     base = torch.full((256,), float(rank() + 1), device=dev)
     gated = not torch_axon.is_launch_blocking()  # a gate would deadlock a blocking launch
     with torch.axon.stream(stream):
-        gate = torch_axon._C._testing_close_gate(stream.device_index, stream.stream_id) if gated else None
+        gate = torch_axon._C._testing.close_gate(stream.device_index, stream.stream_id) if gated else None
         produced = base * 2  # queued behind the closed gate
         work = dist.all_reduce(produced, async_op=True)  # must return although its input is not ready
         if gated:
             assert not work.is_completed()
-            torch_axon._C._testing_open_gate(gate)
+            torch_axon._C._testing.open_gate(gate)
         work.wait()
         consumed = produced + 1  # ordered after the collective on `stream`
     stream.synchronize()
