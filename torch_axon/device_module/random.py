@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 import torch
 
-from . import _C
+from .. import _C
 from .device import _device_index, device_count
 
 

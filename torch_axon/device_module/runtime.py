@@ -2,7 +2,7 @@
 
 import atexit
 
-from . import _C
+from .. import _C
 
 
 def is_launch_blocking() -> bool:

@@ -31,7 +31,7 @@ class Stream(torch.Stream):
 
     @property
     def priority(self) -> int:
-        from . import _C
+        from .. import _C
 
         return _C._stream_priority(self.device_index, self.stream_id)
 
@@ -54,7 +54,7 @@ class Event(torch.Event):
         """Milliseconds from this event's completion to `end_event`'s (both timing-enabled)."""
         if not isinstance(end_event, torch.Event) or end_event.device.type != "axon":
             raise TypeError(f"[axon] elapsed_time expects an axon Event, got {type(end_event).__name__}")
-        from . import _C
+        from .. import _C
 
         return _C._event_elapsed_time(self.event_id, end_event.event_id)
 
@@ -93,7 +93,7 @@ class StreamContext:
     def __enter__(self):
         if self.stream is None:
             return self
-        from . import _C
+        from .. import _C
 
         self.previous_device = _C._current_device()
         if self.stream.device_index != self.previous_device:
@@ -105,7 +105,7 @@ class StreamContext:
     def __exit__(self, *exc):
         if self.stream is None:
             return False
-        from . import _C
+        from .. import _C
 
         torch.accelerator.set_stream(self.previous_stream)
         if self.previous_device != self.stream.device_index:

@@ -6,7 +6,7 @@ NotImplementedError, to prove a program runs entirely on the device.
 
 from __future__ import annotations
 
-from . import _C
+from .. import _C
 
 
 def fallback_ops() -> dict[str, int]:
