@@ -8,7 +8,7 @@
 #include "core/device.h"
 #include "core/device_allocator.h"
 #include "core/generator.h"
-#include "core/host_allocator.h"
+#include "core/pinned_memory_allocator.h"
 #include "core/stream.h"
 
 namespace axon {
@@ -57,7 +57,7 @@ struct AxonHooks final : public at::PrivateUse1HooksInterface {
   }
 
   at::Allocator* getPinnedMemoryAllocator() const override {
-    return host_allocator();
+    return pinned_memory_allocator();
   }
 
   at::Device getDeviceFromPtr(void* data) const override {

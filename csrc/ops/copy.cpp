@@ -17,7 +17,7 @@
 
 #include "core/check.h"
 #include "core/device_allocator.h"
-#include "core/host_allocator.h"
+#include "core/pinned_memory_allocator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/stream_launch.h"
@@ -32,11 +32,6 @@ bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
       a.is_non_overlapping_and_dense() && b.is_non_overlapping_and_dense();
 }
 
-// The span of memory a dense tensor covers (it may be permuted).
-const void* dense_begin(const at::Tensor& tensor) {
-  return tensor.data_ptr();
-}
-
 bool is_pinned(const at::Tensor& tensor) {
   int pinned = 0;
   return axon_host_pointer_is_pinned(tensor.data_ptr(), &pinned) == AXON_SUCCESS && pinned != 0;
@@ -47,7 +42,7 @@ bool is_pinned(const at::Tensor& tensor) {
 void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   const axon_stream stream = current_stream_handle(dst.device().index());
   if (bytes_match(dst, src)) {
-    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), dense_begin(src), dst.nbytes(), stream),
+    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), src.data_ptr(), dst.nbytes(), stream),
                "copying between axon tensors");
     return;
   }
@@ -81,11 +76,11 @@ void copy_between_devices(const at::Tensor& dst, const at::Tensor& src) {
   // The source block may be freed while this copy is queued on another stream.
   device_allocator_record_stream(staged.storage().data_ptr(), dst_stream);
   if (bytes_match(dst, staged)) {
-    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), dense_begin(staged), dst.nbytes(), stream_handle(dst_stream)),
+    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), staged.data_ptr(), dst.nbytes(), stream_handle(dst_stream)),
                "copying between axon devices");
   } else {
     at::Tensor landed = at::empty(dst.sizes(), dst.options());
-    AXON_CHECK(axon_memory_copy_async(landed.data_ptr(), dense_begin(staged), landed.nbytes(),
+    AXON_CHECK(axon_memory_copy_async(landed.data_ptr(), staged.data_ptr(), landed.nbytes(),
                                       stream_handle(dst_stream)),
                "copying between axon devices");
     copy_on_device(dst, landed);
@@ -117,13 +112,13 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   if (!bytes_match(dst, host)) {
     landing = at::empty_strided(host.sizes(), host.strides(), dst.options());
   }
-  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), dense_begin(host), host.nbytes(), stream_handle(stream)),
+  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), host.data_ptr(), host.nbytes(), stream_handle(stream)),
              "copying from host to axon");
   if (landing.data_ptr() != dst.data_ptr()) {
     copy_on_device(dst, landing);
   }
   if (non_blocking && host.is_same(src) && is_pinned(src)) {
-    host_allocator_record_use(src.storage().data_ptr(), stream);
+    pinned_memory_record_use(src.storage().data_ptr(), stream);
   }
   if (!non_blocking) {
     AXON_CHECK(axon_stream_synchronize(stream_handle(stream)), "waiting for a host to axon copy");
@@ -145,11 +140,11 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_
   const bool direct = bytes_match(dst, device_source);
   at::Tensor landing = direct ? dst : at::empty_strided(device_source.sizes(), device_source.strides(),
                                                         dst.options());
-  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), dense_begin(device_source), landing.nbytes(),
+  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), device_source.data_ptr(), landing.nbytes(),
                                     stream_handle(stream)),
              "copying from axon to host");
   if (non_blocking && direct && is_pinned(dst)) {
-    host_allocator_record_use(dst.storage().data_ptr(), stream);
+    pinned_memory_record_use(dst.storage().data_ptr(), stream);
     return;  // the caller synchronizes before reading, as with CUDA
   }
   AXON_CHECK(axon_stream_synchronize(stream_handle(stream)), "waiting for an axon to host copy");

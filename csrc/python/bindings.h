@@ -27,7 +27,7 @@ void init_fallback(pybind11::module_& m);
 void init_executables(pybind11::module_& m);
 
 // Adopting foreign host buffers and CPU views of device memory (host drivers only).
-void init_host_import(pybind11::module_& m);
+void init_adopted_host_buffers(pybind11::module_& m);
 
 // _C._distributed: the ProcessGroupAxon class for torch.distributed.
 void init_distributed(pybind11::module_& m);

@@ -14,7 +14,7 @@ PYBIND11_MODULE(_C, m) {
   axon::init_random(m);
   axon::init_fallback(m);
   axon::init_executables(m);
-  axon::init_host_import(m);
+  axon::init_adopted_host_buffers(m);
   axon::init_distributed(m);
   axon::init_testing(m);
 }

@@ -1,4 +1,4 @@
-#include "core/host_allocator.h"
+#include "core/pinned_memory_allocator.h"
 
 #include "core/check.h"
 #include "core/device.h"
@@ -77,11 +77,11 @@ DECLARE_HOST_ALLOCATOR(PinnedHostAllocator, PinnedHostAllocatorImpl, free_pinned
 
 REGISTER_HOST_ALLOCATOR(c10::DeviceType::PrivateUse1, &pinned_host_allocator)
 
-at::HostAllocator* host_allocator() {
+at::HostAllocator* pinned_memory_allocator() {
   return &pinned_host_allocator;
 }
 
-void host_allocator_record_use(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
+void pinned_memory_record_use(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
   pinned_host_allocator.record_event(data_ptr.get(), data_ptr.get_context(), stream);
 }
 

@@ -8,7 +8,7 @@
 
 namespace axon {
 
-void init_host_import(pybind11::module_& module) {
+void init_adopted_host_buffers(pybind11::module_& module) {
   module.def(
       "_adopt_host_tensor",
       [](const at::Tensor& cpu_tensor, int64_t device_index) {
