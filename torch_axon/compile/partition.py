@@ -2,8 +2,10 @@
 
 A node is lowered when the table has its op, it is not a random op (those run
 eagerly on axon's Philox generator, so compiled dropout draws exactly what
-eager dropout draws under the same seed), every tensor it touches is on axon,
-and a trial lowering of the node alone succeeds. Maximal groups of such nodes
+eager dropout draws under the same seed), an extern kernel (EXTERN_KERNELS),
+a view the graph returns (returned_views) or host size arithmetic, every
+tensor it touches is on axon, no argument is a symbolic float or bool, and a
+trial lowering of the node alone succeeds. Maximal groups of such nodes
 become submodules (`fused_N`) that `CompiledPartition` replaces; everything
 else stays in the parent graph and runs as ordinary axon ops.
 """
@@ -22,6 +24,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from .lowering import LoweringError, lowering_for
 from .lowering.builder import FunctionBuilder, Value
 from .lowering.context import LoweringContext
+from .node_metadata import facts_for
 
 aten = torch.ops.aten
 
@@ -95,34 +98,23 @@ def why_not_lowered(node: torch.fx.Node) -> str | None:
 
 
 def _trial_lowering(node: torch.fx.Node, lowering) -> str | None:
-    builder = FunctionBuilder()
-    context = LoweringContext(builder)
-    saved = {}
+    """Lowers `node` alone, its inputs as function arguments, with symbolic sizes at their hints."""
+    context = LoweringContext(FunctionBuilder())
     try:
         env = {}
         for index, source in enumerate(node.all_input_nodes):
             value = _concrete(source.meta.get("val"))
-            saved[source] = source.meta.get("axon_val")
-            source.meta["axon_val"] = value
             env[source] = Value(f"%arg{index}", tuple(value.shape), value.dtype) if isinstance(
                 value, torch.Tensor) else value
-        saved[node] = node.meta.get("axon_val")
-        node.meta["axon_val"] = _concrete(node.meta.get("val"))
         args = torch.fx.node.map_arg(node.args, lambda n: env[n])
         kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
         args, kwargs = _concrete(args), {k: _concrete(v) for k, v in kwargs.items()}
-        lowering(context, node, *args, **kwargs)
+        context.call(lowering, node, facts_for(node, _concrete(node.meta.get("val"))), args, kwargs)
         return None
     except LoweringError as error:
         return str(error) or "lowering refused these arguments"
     except Exception as error:  # noqa: BLE001  a lowering bug must not break the model: run the node eagerly
         return f"lowering failed: {type(error).__name__}: {error}"
-    finally:
-        for source, value in saved.items():
-            if value is None:
-                source.meta.pop("axon_val", None)
-            else:
-                source.meta["axon_val"] = value
 
 
 RETURNED_VIEW_REASON = "returned view (runs as an axon view of its base, keeping the aliasing)"

@@ -14,7 +14,7 @@ from .partition import EXTERN_REASON, RETURNED_VIEW_REASON, SIZE_ARITHMETIC_REAS
 
 _warned_ops: set[str] = set()
 
-# Extern kernels (AXON_COMPILE_EXTERN=1), returned views of inputs and size arithmetic are placement
+# Extern kernels (AXON_COMPILE_EXTERN=1), returned views (partition.returned_views) and size arithmetic are placement
 # choices, not gaps: strict mode lets them through, and they are not warned about.
 _CHOSEN = (EXTERN_REASON, RETURNED_VIEW_REASON, SIZE_ARITHMETIC_REASON)
 

@@ -96,14 +96,9 @@ def _packet(op) -> str:
     return packet.__name__ if packet is not None else str(op)
 
 
-def user_op(node):
-    """The op the user called: decompositions record it in node.meta["original_aten"]."""
-    return node.meta.get("original_aten") or node.target
-
-
-def index_rule(node, dim: int, rank: int) -> _IndexRule | None:
-    """Eager's rule for indices of `node` along `dim` (None: unchecked)."""
-    for op in (user_op(node), node.target):
+def index_rule(facts, dim: int, rank: int) -> _IndexRule | None:
+    """Eager's rule for indices along `dim` of the node `facts` describe (None: unchecked)."""
+    for op in (facts.user_op, facts.target):
         name = _packet(op)
         if name in _UNCHECKED:
             return None
@@ -146,7 +141,7 @@ def first_failure(context, failed: Value, value: Value) -> Value:
 def check_index_bounds(context, node, index: Value, size: int, dim: int, rank: int, **fields) -> None:
     """Adds the eager bounds check of `index` (any integer dtype and shape) against a dimension of `size`:
     [0, size), or [-size, size) where the op counts negative indices from the end."""
-    rule = index_rule(node, dim, rank)
+    rule = index_rule(context.facts, dim, rank)
     if rule is None or math.prod(index.shape) == 0:
         return
     index = context.convert(index, torch.int64)
@@ -163,7 +158,7 @@ def check_index_bounds(context, node, index: Value, size: int, dim: int, rank: i
 def check_condition(context, node, failed: Value, value: Value, error: type, message: str) -> None:
     """Adds a check that raises `error(message)` after the call when any element of `failed` is true
     ({value} in `message`: the matching element of `value`, for the first failure)."""
-    check = RuntimeCheck(str(user_op(node)), str(node.target), RAISE, error, message)
+    check = RuntimeCheck(str(context.facts.user_op), str(node.target), RAISE, error, message)
     context.add_check(check, first_failure(context, failed, value))
 
 
@@ -188,5 +183,5 @@ def check_unique(context, node, ordered: Value, dim: int, length: int, why: str)
     starts[dim], limits[dim] = 1, length
     tail = context.slice(ordered, starts, limits)
     tied = equivalent(context, head, tail)
-    check = RuntimeCheck(str(user_op(node)), str(node.target), RERUN_EAGERLY, message=why)
+    check = RuntimeCheck(str(context.facts.user_op), str(node.target), RERUN_EAGERLY, message=why)
     context.add_check(check, first_failure(context, tied, context.constant(0, torch.int64, tied.shape)))

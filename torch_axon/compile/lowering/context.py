@@ -1,8 +1,10 @@
 """Helpers every lowering shares: dtype conversion, broadcasting, scalars.
 
 `LoweringContext` wraps the function being written (`FunctionBuilder`) and
-knows the FX node's output metadata, so lowerings stay one short function
-per op. It also collects the run-time checks lowerings add (checks.py).
+holds what the caller knows about the node being lowered (`facts`, set by
+`call`: its output's fake value, ...), so lowerings stay one short function
+per op and never read FX metadata. It also collects the run-time checks
+lowerings add (checks.py), and offers arithmetic on Values of one shape.
 """
 
 from __future__ import annotations
@@ -12,23 +14,50 @@ import torch
 from .builder import FunctionBuilder, LoweringError, Value, comparison_type, i64_array
 
 
+def _arithmetic(name: str):
+    """A LoweringContext method applying the binary op `name` (see LoweringContext.binary)."""
+
+    def apply(self, a, b) -> Value:
+        return self.binary(name, a, b)
+
+    apply.__doc__ = f"{name} of a and b (Values of one shape and dtype, or a Value and a Python number)."
+    return apply
+
+
 class LoweringContext:
     def __init__(self, builder: FunctionBuilder) -> None:
         self.builder = builder
         self.checks: list = []      # (RuntimeCheck, [position, value] int64 Value), in graph order
+        self.facts = None           # node_metadata.NodeFacts of the node being lowered, during `call`
+
+    def call(self, lowering, node, facts, args, kwargs):
+        """Runs `lowering` for `node`; meanwhile `facts` (what the caller read about the node) are
+        this context's, so the lowering gets its output's shape and dtype from here, not from the node."""
+        self.facts = facts
+        try:
+            return lowering(self, node, *args, **kwargs)
+        finally:
+            self.facts = None
 
     def add_check(self, check, row: Value) -> None:
         """Returns `row` ([position, value]; position -1: passed) from the executable for `check`."""
         self.checks.append((check, row))
 
-    # ---- metadata -----------------------------------------------------------
-    @staticmethod
-    def meta(node) -> torch.Tensor:
-        """The fake tensor this node produces (concrete shapes, see graph.py)."""
-        value = node.meta.get("axon_val", node.meta.get("val"))
-        if isinstance(value, torch.Tensor):
-            return value
-        raise LoweringError(f"{node.target}: output is not a single tensor")
+    # ---- the node's output (concrete shapes) -------------------------------
+    @property
+    def output(self):
+        """The fake value the node produces: a tensor, or a tuple of them (None for an absent one)."""
+        return self.facts.output
+
+    def output_tensor(self) -> torch.Tensor:
+        if isinstance(self.output, torch.Tensor):
+            return self.output
+        raise LoweringError(f"{self.facts.target}: output is not a single tensor")
+
+    def output_type(self) -> tuple[tuple[int, ...], torch.dtype]:
+        """(shape, dtype) of the node's single tensor output."""
+        tensor = self.output_tensor()
+        return self.shape_of(tensor), tensor.dtype
 
     @staticmethod
     def shape_of(tensor: torch.Tensor) -> tuple[int, ...]:
@@ -59,6 +88,32 @@ class LoweringContext:
             zero = self.constant(0, value.dtype, value.shape)
             return self.compare(value, zero, "NE")
         return self.op("stablehlo.convert", [value], value.shape, dtype)
+
+    # ---- arithmetic on Values of one shape and dtype ----------------------------------------------
+    # A Python number among the operands becomes a constant like the Value operand: mul(0.5, x) is
+    # x * 0.5 in x's dtype and shape. Formulas then read as formulas, not as nested op calls.
+    def constant_like(self, value, like: Value) -> Value:
+        return self.constant(value, like.dtype, like.shape)
+
+    def unary(self, name: str, x: Value) -> Value:
+        return self.op(name, [x], x.shape, x.dtype)
+
+    def binary(self, name: str, a, b) -> Value:
+        like = a if isinstance(a, Value) else b
+        if not isinstance(like, Value):
+            raise LoweringError(f"{name} of two numbers")
+        a, b = (v if isinstance(v, Value) else self.constant_like(v, like) for v in (a, b))
+        return self.op(name, [a, b], like.shape, like.dtype)
+
+    add = _arithmetic("stablehlo.add")
+    sub = _arithmetic("stablehlo.subtract")
+    mul = _arithmetic("stablehlo.multiply")
+    div = _arithmetic("stablehlo.divide")
+    maximum = _arithmetic("stablehlo.maximum")
+    minimum = _arithmetic("stablehlo.minimum")
+
+    def clip(self, x: Value, low, high) -> Value:
+        return self.minimum(self.maximum(x, low), high)
 
     def broadcast(self, value: Value, shape) -> Value:
         """NumPy-style broadcast of `value` to `shape` (trailing dimensions aligned)."""

@@ -90,8 +90,7 @@ def _add_bias(context, result, bias, compute):
 
 @lowers(aten.convolution.default)
 def _convolution(context, node, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    meta = context.meta(node)
-    out_shape, dtype = context.shape_of(meta), meta.dtype
+    out_shape, dtype = context.output_type()
     compute = _compute(dtype)
     spatial = x.rank - 2
     if spatial < 0 or weight.rank != x.rank:
@@ -133,7 +132,7 @@ def _weight_gradient(context, x, grad, weight_shape, compute, stride, padding, d
 @lowers(aten.convolution_backward.default)
 def _convolution_backward(context, node, grad, x, weight, bias_sizes, stride, padding, dilation, transposed,
                           output_padding, groups, output_mask):
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     spatial = x.rank - 2
     if spatial < 0:
         raise LoweringError("convolution input must be batched [N, C, ...]")

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from .context import LoweringContext
 from .registry import lowers
 
 aten = torch.ops.aten
-
-
-def _meta(context: LoweringContext, node):
-    meta = context.meta(node)
-    return context.shape_of(meta), meta.dtype
 
 
 @lowers(aten.full.default, aten.scalar_tensor.default, aten.full_like.default, aten.zeros_like.default,
@@ -21,7 +15,7 @@ def _meta(context: LoweringContext, node):
         aten.new_ones.default, aten.new_empty.default, aten.new_empty_strided.default, aten.fill.Scalar,
         aten.fill.Tensor, aten.empty_permuted.default)
 def _full(context, node, *args, **kwargs):
-    shape, dtype = _meta(context, node)
+    shape, dtype = context.output_type()
     target = node.target
     if target in (aten.full.default, aten.new_full.default):
         value = args[1] if target == aten.full.default else args[2]
@@ -42,7 +36,7 @@ def _full(context, node, *args, **kwargs):
 
 @lowers(aten.arange.start_step, aten.arange.default, aten.arange.start)
 def _arange(context, node, *args, **kwargs):
-    shape, dtype = _meta(context, node)
+    shape, dtype = context.output_type()
     numbers = [a for a in args if isinstance(a, (int, float))]
     start = numbers[0] if len(numbers) >= 2 else 0
     step = numbers[2] if len(numbers) >= 3 else 1
@@ -59,7 +53,7 @@ def _arange(context, node, *args, **kwargs):
 
 @lowers(torch.ops.prims.iota.default)
 def _iota(context, node, length, *, start=0, step=1, **kwargs):
-    shape, dtype = _meta(context, node)
+    shape, dtype = context.output_type()
     index = context.iota(shape, 0, dtype)
     scaled = context.op("stablehlo.multiply", [index, context.constant(step, dtype, shape)], shape, dtype)
     return context.op("stablehlo.add", [scaled, context.constant(start, dtype, shape)], shape, dtype)
@@ -68,7 +62,7 @@ def _iota(context, node, length, *, start=0, step=1, **kwargs):
 @lowers(aten.tril_indices.default, aten.triu_indices.default)
 def _triangle_indices(context, node, row, col, offset=0, **kwargs):
     """[2, count] coordinates of the lower (upper) triangle in row-major order — static, so a constant."""
-    shape, dtype = _meta(context, node)
+    shape, dtype = context.output_type()
     lower = node.target == aten.tril_indices.default
     pairs = [(i, j) for i in range(row) for j in range(col) if (j - i <= offset if lower else j - i >= offset)]
     if not pairs:

@@ -63,8 +63,7 @@ def _float_compute(dtype):
 
 @lowers(aten._cdist_forward.default)
 def _cdist(context, node, x1, x2, p, compute_mode=None):
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     compute = _float_compute(dtype)
     if math.prod(shape) == 0:
         return context.constant(0, dtype, shape)
@@ -78,8 +77,7 @@ def _cdist(context, node, x1, x2, p, compute_mode=None):
 
 @lowers(aten._pdist_forward.default)
 def _pdist(context, node, x, p=2):
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     compute = _float_compute(dtype)
     rows = x.shape[0]
     if math.prod(shape) == 0:

@@ -14,6 +14,7 @@ import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from ..node_metadata import facts_for
 from .builder import FunctionBuilder, LoweringError, Value
 from .context import LoweringContext
 from .registry import lowering_for
@@ -31,24 +32,25 @@ class LoweredGraph:
     checks: list = field(default_factory=list)
 
 
-def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> None:
-    """Stores each node's output for these concrete inputs under node.meta["axon_val"]."""
+def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> dict[torch.fx.Node, object]:
+    """Each node's output (fake value) for these concrete inputs."""
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     with mode:
         fakes = [mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs]
+    outputs = {}
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, node):
-            result = super().run_node(node)
-            node.meta["axon_val"] = result
-            return result
+            outputs[node] = super().run_node(node)
+            return outputs[node]
 
     with mode:
         Recorder(graph_module).run(*fakes)
+    return outputs
 
 
 def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") -> LoweredGraph:
-    propagate_shapes(graph_module, inputs)
+    outputs = propagate_shapes(graph_module, inputs)
     builder = FunctionBuilder()
     context = LoweringContext(builder)
     env: dict[torch.fx.Node, object] = {}
@@ -69,9 +71,9 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
         elif node.op == "get_attr":
             env[node] = _embed_constant(context, _attribute(graph_module, node.target))
         elif node.op == "call_function":
-            env[node] = _lower_node(context, node, env)
+            env[node] = _lower_node(context, node, env, outputs[node])
         elif node.op == "output":
-            return _finish(context, arguments, tensor_inputs, node, env, name)
+            return _finish(context, arguments, tensor_inputs, node, env, outputs, name)
         else:
             raise LoweringError(f"unexpected FX node {node.op} {node.target}")
     raise LoweringError("graph has no output")
@@ -103,7 +105,7 @@ def _embed_constant(context: LoweringContext, value):
     return context.builder.array_constant(values, tuple(value.shape), value.dtype)
 
 
-def _lower_node(context: LoweringContext, node: torch.fx.Node, env):
+def _lower_node(context: LoweringContext, node: torch.fx.Node, env, output):
     if node.target is operator.getitem:
         container, index = node.args
         return env[container][index]
@@ -112,18 +114,17 @@ def _lower_node(context: LoweringContext, node: torch.fx.Node, env):
         raise LoweringError(f"no lowering for {node.target}")
     args = torch.fx.node.map_arg(node.args, lambda n: env[n])
     kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
-    result = lowering(context, node, *args, **kwargs)
+    result = context.call(lowering, node, facts_for(node, output), args, kwargs)
     if isinstance(result, (list, tuple)):
         return list(result)
-    meta = node.meta.get("axon_val")
-    if isinstance(result, Value) and isinstance(meta, torch.Tensor):
-        if tuple(meta.shape) != result.shape or meta.dtype != result.dtype:
+    if isinstance(result, Value) and isinstance(output, torch.Tensor):
+        if tuple(output.shape) != result.shape or output.dtype != result.dtype:
             raise LoweringError(f"{node.target}: lowering produced {result.shape} {result.dtype}, "
-                                f"expected {tuple(meta.shape)} {meta.dtype}")
+                                f"expected {tuple(output.shape)} {output.dtype}")
     return result
 
 
-def _finish(context, arguments, tensor_inputs, output_node, env, name) -> LoweredGraph:
+def _finish(context, arguments, tensor_inputs, output_node, env, node_outputs, name) -> LoweredGraph:
     builder = context.builder
     results: list[Value] = []
     result_meta: list = []
@@ -140,7 +141,7 @@ def _finish(context, arguments, tensor_inputs, output_node, env, name) -> Lowere
             else:
                 outputs.append(("tensor", len(results)))
                 results.append(value)
-                result_meta.append(node.meta.get("axon_val"))
+                result_meta.append(node_outputs[node])
         else:
             outputs.append(("value", value))
     if context.checks:

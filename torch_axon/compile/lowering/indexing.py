@@ -24,11 +24,6 @@ from .registry import lowers
 aten = torch.ops.aten
 
 
-def _out(context: LoweringContext, node):
-    meta = context.meta(node)
-    return context.shape_of(meta), meta.dtype
-
-
 def _dims(values) -> str:
     return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
@@ -108,7 +103,7 @@ def _dim_coordinates(context, index, dim, size):
 # ---- gather / scatter along one dimension ------------------------------------
 @lowers(aten.gather.default)
 def _gather(context, node, x, dim, index, sparse_grad=False):
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     if x.rank == 0:
         return context.reshape(x, shape)
     dim = normalize_dim(dim, x.rank)
@@ -139,7 +134,7 @@ def _identity(kind: str, dtype: torch.dtype):
 
 
 def _scatter(context, node, x, dim, index, src, kind, include_self=True, mean=False):
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     if x.rank == 0 or index.rank == 0:
         raise LoweringError("scatter on a 0-d tensor")
     dim = normalize_dim(dim, x.rank)
@@ -189,7 +184,7 @@ def _scatter_add(context, node, x, dim, index, src):
 
 @lowers(aten.scatter_reduce.two)
 def _scatter_reduce(context, node, x, dim, index, src, reduce, *, include_self=True):
-    _, dtype = _out(context, node)
+    _, dtype = context.output_type()
     if reduce == "mean":
         if not dtype.is_floating_point:
             raise LoweringError("scatter_reduce mean on integers (PyTorch divides with floor)")
@@ -232,7 +227,7 @@ def _pytorch_order(context, value, batch, remaining_count, first, inverse=False)
 
 @lowers(aten.index.Tensor)
 def _index(context, node, x, indices):
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     coordinates, indexed, batch, first = _advanced(context, node, x, indices, check=math.prod(shape) > 0)
     if math.prod(shape) == 0:
         return context.constant(0, dtype, shape)
@@ -244,7 +239,7 @@ def _index(context, node, x, indices):
 
 @lowers(aten.index_put.default, aten._unsafe_index_put.default)
 def _index_put(context, node, x, indices, values, accumulate=False):
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     coordinates, indexed, batch, first = _advanced(context, node, x, indices, check=math.prod(shape) > 0)
     if math.prod(batch) == 0 or math.prod(shape) == 0:
         return x
@@ -265,7 +260,7 @@ def _unsafe_index(context, node, x, indices):
 
 @lowers(aten.index_select.default)
 def _index_select(context, node, x, dim, index):
-    shape, _ = _out(context, node)
+    shape, _ = context.output_type()
     if x.rank == 0:
         return context.reshape(x, shape)
     dim = normalize_dim(dim, x.rank)
@@ -275,7 +270,7 @@ def _index_select(context, node, x, dim, index):
 
 @lowers(aten.embedding.default)
 def _embedding(context, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    shape, _ = _out(context, node)
+    shape, _ = context.output_type()
     if weight.rank != 2:
         raise LoweringError("embedding weight must be 2-d")
     return _index(context, node, weight, [indices])
@@ -283,7 +278,7 @@ def _embedding(context, node, weight, indices, padding_idx=-1, scale_grad_by_fre
 
 @lowers(aten.embedding_dense_backward.default)
 def _embedding_backward(context, node, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     if scale_grad_by_freq:
         raise LoweringError("embedding backward with scale_grad_by_freq")
     count = math.prod(indices.shape)
@@ -371,7 +366,7 @@ def _mask_positions(context, mask, shape, source_count):
 @lowers(aten.masked_scatter.default)
 def _masked_scatter(context, node, x, mask, source):
     """Element k of the mask's true positions (row-major) takes source.flatten()[k]."""
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     total = math.prod(shape)
     if total == 0:
         return context.convert(x, dtype)
@@ -393,7 +388,7 @@ def _masked_scatter(context, node, x, mask, source):
 def _masked_scatter_backward(context, node, grad, mask, sizes):
     """The source's gradient: grad at the mask's k-th true position goes to source element k (zeros past
     the mask's count)."""
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     total = math.prod(grad.shape)
     source_count = math.prod(shape)
     if total == 0 or source_count == 0:
@@ -471,7 +466,7 @@ def _diagonal_scatter(context, node, x, src, offset=0, dim1=0, dim2=1):
 
 @lowers(aten.unfold.default)
 def _unfold(context, node, x, dimension, size, step):
-    shape, _ = _out(context, node)
+    shape, _ = context.output_type()
     if x.rank == 0:
         return context.reshape(x, shape)
     dim = normalize_dim(dimension, x.rank)
@@ -480,18 +475,18 @@ def _unfold(context, node, x, dimension, size, step):
     return strided_view(context, x, shape, view_strides, 0)
 
 
-def _base_is_row_major(node) -> bool:
+def _base_is_row_major(context) -> bool:
     """as_strided addresses the input's storage: only a contiguous, offset-0 input's storage is its
-    row-major element order (the only layout a StableHLO value has)."""
-    base = node.args[0].meta.get("val")
+    row-major element order (the only layout a StableHLO value has). The traced input has its strides."""
+    base = context.facts.traced_arguments[0]
     return isinstance(base, torch.Tensor) and base.is_contiguous() and base.storage_offset() == 0
 
 
 @lowers(aten.as_strided.default, aten.as_strided_copy.default)
 def _as_strided(context, node, x, size, stride, storage_offset=None):
-    if not _base_is_row_major(node):
+    if not _base_is_row_major(context):
         raise LoweringError("as_strided of a non-contiguous or offset input")
-    shape, _ = _out(context, node)
+    shape, _ = context.output_type()
     offset = int(storage_offset or 0)
     if math.prod(shape) and offset + sum((s - 1) * st for s, st in zip(shape, stride)) >= math.prod(x.shape):
         raise LoweringError("as_strided view reaches past the input's elements")
@@ -500,7 +495,7 @@ def _as_strided(context, node, x, size, stride, storage_offset=None):
 
 @lowers(aten.as_strided_scatter.default)
 def _as_strided_scatter(context, node, x, src, size, stride, storage_offset=None):
-    if not _base_is_row_major(node):
+    if not _base_is_row_major(context):
         raise LoweringError("as_strided_scatter of a non-contiguous or offset input")
     shape = [int(s) for s in size]
     offset = int(storage_offset or 0)
@@ -512,7 +507,7 @@ def _as_strided_scatter(context, node, x, src, size, stride, storage_offset=None
 @lowers(aten.index_reduce.default)
 def _index_reduce(context, node, x, dim, index, source, reduce, *, include_self=True):
     """Slices of `source` combined into x's slices along `dim` named by the 1-D `index`."""
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     kinds = {"prod": "multiply", "amax": "maximum", "amin": "minimum", "mean": "add"}
     if reduce not in kinds:
         raise LoweringError(f"index_reduce reduce={reduce!r}")

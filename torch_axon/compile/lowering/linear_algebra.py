@@ -26,21 +26,16 @@ def dot_general(context: LoweringContext, lhs, rhs, batch: int, shape, dtype):
     return context.op("stablehlo.dot_general", [lhs, rhs], shape, dtype, attributes)
 
 
-def _out(context, node):
-    meta = context.meta(node)
-    return context.shape_of(meta), meta.dtype
-
-
 @lowers(aten.mm.default, aten.bmm.default, aten.dot.default, aten.mv.default)
 def _mm(context, node, lhs, rhs):
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     batch = 1 if node.target == aten.bmm.default else 0
     return dot_general(context, lhs, rhs, batch, shape, dtype)
 
 
 @lowers(aten.addmm.default, aten.baddbmm.default, aten.addmv.default)
 def _addmm(context, node, bias, lhs, rhs, *, beta=1, alpha=1):
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     batch = 1 if node.target == aten.baddbmm.default else 0
     product = dot_general(context, lhs, rhs, batch, shape, dtype)
     return _scaled_sum(context, bias, product, beta, alpha, shape, dtype)
@@ -49,7 +44,7 @@ def _addmm(context, node, bias, lhs, rhs, *, beta=1, alpha=1):
 @lowers(aten.addbmm.default)
 def _addbmm(context, node, bias, lhs, rhs, *, beta=1, alpha=1):
     """beta * bias + alpha * Σ_b lhs[b] @ rhs[b]: one dot_general contracting the batch and K together."""
-    shape, dtype = _out(context, node)
+    shape, dtype = context.output_type()
     if not dtype.is_floating_point:
         raise LoweringError(f"addbmm in {dtype}")
     lhs, rhs = context.convert(lhs, dtype), context.convert(rhs, dtype)

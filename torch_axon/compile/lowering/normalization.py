@@ -40,7 +40,7 @@ def _normalize(context: LoweringContext, x, dims, eps, compute):
 
 @lowers(aten.native_layer_norm.default)
 def _layer_norm(context, node, x, normalized_shape, weight, bias, eps):
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     dtype = outputs[0].dtype
     compute = _compute(dtype)
     x = context.convert(x, compute)
@@ -81,7 +81,7 @@ def _batch_norm_training(context, node, x, weight, bias, running_mean=None, runn
     if node.target == aten._native_batch_norm_legit.no_stats:
         training, momentum, eps = running_mean, running_var, training
         running_mean = running_var = None
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     dtype = outputs[0].dtype
     compute = _compute(dtype)
     x = context.convert(x, compute)
@@ -109,7 +109,7 @@ def _batch_norm_training(context, node, x, weight, bias, running_mean=None, runn
 
 @lowers(aten._native_batch_norm_legit_no_training.default)
 def _batch_norm_inference(context, node, x, weight, bias, running_mean, running_var, momentum, eps):
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     dtype = outputs[0].dtype
     compute = _compute(dtype)
     x = context.convert(x, compute)
@@ -128,7 +128,7 @@ def _batch_norm_inference(context, node, x, weight, bias, running_mean, running_
 @lowers(aten.native_group_norm.default)
 def _group_norm(context, node, x, weight, bias, batch, channels, spatial, groups, eps):
     """Statistics over each (sample, group of channels × spatial positions); affine per channel."""
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     dtype = outputs[0].dtype
     compute = _compute(dtype)
     shape = x.shape

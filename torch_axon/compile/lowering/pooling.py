@@ -95,7 +95,7 @@ def _max_region(dtype):
 
 @lowers(aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
 def _max_pool(context, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     out_shape = context.shape_of(outputs[0])
     spatial = 2 if node.target == aten.max_pool2d_with_indices.default else 3
     kernel = _per_axis(kernel_size, spatial)
@@ -133,8 +133,7 @@ def _max_pool_backward(context, node, grad, x, kernel_size, stride, padding, dil
 
 def _scatter_to_indices(context, node, grad, indices, spatial):
     """Each output's gradient adds into the input element its (per-plane flat) index names."""
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     lead = math.prod(shape[:len(shape) - spatial])
     inputs, outputs = math.prod(shape[len(shape) - spatial:]), math.prod(grad.shape[grad.rank - spatial:])
     if lead * inputs == 0 or outputs == 0:
@@ -153,8 +152,7 @@ def _max_unpool(context, node, x, indices, output_size, stride=None, padding=Non
     """Each input element lands at its per-plane flat index of the output (zeros elsewhere). Indices are the
     user's, so eager's bounds check applies; a slot named twice keeps the later element, as CPU's
     sequential loop does (a scatter-max of input positions picks it, then one gather)."""
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     spatial = len(output_size)
     lead = math.prod(shape[:len(shape) - spatial])
     plane, count = math.prod(output_size), math.prod(x.shape[x.rank - spatial:])
@@ -184,7 +182,7 @@ def _adaptive_max_pool_backward(context, node, grad, x, indices):
 def _adaptive_max_pool(context, node, x, output_size):
     """Windows of unequal length: gather every window padded to the longest (repeating its last element,
     harmless for a max), then one (value, index) reduce over the window axes."""
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     shape = context.shape_of(outputs[0])
     spatial = 2 if node.target == aten.adaptive_max_pool2d.default else 3
     dtype = x.dtype
@@ -288,8 +286,7 @@ def _avg_arguments(node, x, kernel_size, stride, padding, spatial):
 @lowers(aten.avg_pool2d.default, aten.avg_pool3d.default)
 def _avg_pool(context, node, x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
               divisor_override=None):
-    meta = context.meta(node)
-    out_shape, dtype = context.shape_of(meta), meta.dtype
+    out_shape, dtype = context.output_type()
     spatial = 2 if node.target == aten.avg_pool2d.default else 3
     kernel, stride, padding = _avg_arguments(node, x, kernel_size, stride, padding, spatial)
     if math.prod(out_shape) == 0:
@@ -313,8 +310,7 @@ def _avg_pool_backward(context, node, grad, x, kernel_size, stride, padding, cei
                        divisor_override):
     """Each input element sums grad / divisor over the windows covering it: grad dilated by the stride,
     then a window sum of the kernel size (a transposed pooling)."""
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     spatial = 2 if node.target == aten.avg_pool2d_backward.default else 3
     kernel, stride, padding = _avg_arguments(node, x, kernel_size, stride, padding, spatial)
     if math.prod(shape) == 0 or math.prod(grad.shape) == 0:
@@ -377,8 +373,7 @@ def _window_lengths(context, in_spatial, out_spatial, dtype):
 def _adaptive_setup(context, node, full, pooled):
     """(meta shape, dtype, compute dtype, input spatial, output spatial) of an adaptive pooling node;
     compute dtype None when the result is empty (nothing to compute)."""
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     spatial = 3 if "3d" in node.target.name() else 2
     if math.prod(full) == 0 or math.prod(pooled) == 0:
         if math.prod(shape) == 0:
@@ -390,7 +385,7 @@ def _adaptive_setup(context, node, full, pooled):
 
 @lowers(aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default)
 def _adaptive_avg_pool(context, node, x, output_size):
-    shape = context.shape_of(context.meta(node))
+    shape = context.output_type()[0]
     shape, dtype, compute, in_spatial, out_spatial = _adaptive_setup(context, node, x.shape, shape)
     if compute is None:
         return context.constant(0, dtype, shape)
@@ -404,7 +399,7 @@ def _adaptive_avg_pool(context, node, x, output_size):
 @lowers(aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default)
 def _adaptive_avg_pool_backward(context, node, grad, x):
     """Each window's gradient, divided by its length, spread back over its input positions."""
-    shape = context.shape_of(context.meta(node))
+    shape = context.output_type()[0]
     shape, dtype, compute, in_spatial, out_spatial = _adaptive_setup(context, node, shape, grad.shape)
     if compute is None:
         return context.constant(0, dtype, shape)

@@ -23,7 +23,7 @@ def _dims(x, dim):
 
 
 def _finish(context, node, reduced):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     return context.reshape(context.convert(reduced, meta.dtype), context.shape_of(meta))
 
 
@@ -35,7 +35,7 @@ def _accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
 @lowers(aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.mean.default, aten.prod.dim_int,
         aten.prod.default)
 def _sum(context, node, x, dim=None, keepdim=False, dtype=None):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if node.target in (aten.sum.default, aten.mean.default, aten.prod.default):
         dtype, dim = dim, None
     compute = _accumulate_dtype(meta.dtype)
@@ -73,7 +73,7 @@ def _any(context, node, x, dim=None, keepdim=False):
 
 @lowers(aten.var.correction, aten.var_mean.correction, aten.std.correction)
 def _variance(context, node, x, dim=None, *, correction=None, keepdim=False):
-    meta = node.meta["axon_val"]
+    meta = context.output
     out_dtype = (meta[0] if isinstance(meta, (tuple, list)) else meta).dtype
     compute = _accumulate_dtype(out_dtype)
     x = context.convert(x, compute)
@@ -153,7 +153,7 @@ def _max_dim(context, node, x, dim, keepdim=False):
     if x.rank == 0:
         return [x, context.constant(0, torch.int64)]
     values, indices, dim = _arg_reduce(context, x, dim, node.target == aten.max.dim)
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     return [context.reshape(values, context.shape_of(outputs[0])),
             context.reshape(indices, context.shape_of(outputs[1]))]
 
@@ -166,7 +166,7 @@ def _argmax(context, node, x, dim=None, keepdim=False):
     if x.rank == 0:
         return context.constant(0, torch.int64)
     _, indices, _ = _arg_reduce(context, x, dim, node.target == aten.argmax.default)
-    return context.reshape(indices, context.shape_of(context.meta(node)))
+    return context.reshape(indices, context.output_type()[0])
 
 
 def _softmax_parts(context, x, dim, dtype):
@@ -185,7 +185,7 @@ def _softmax_parts(context, x, dim, dtype):
 
 @lowers(aten._softmax.default, aten.softmax.int)
 def _softmax(context, node, x, dim, half_to_float=False, dtype=None):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if x.rank == 0:
         return context.constant(1, meta.dtype)
     _, exponential, total, kept, compute = _softmax_parts(context, x, dim, meta.dtype)
@@ -195,7 +195,7 @@ def _softmax(context, node, x, dim, half_to_float=False, dtype=None):
 
 @lowers(aten._log_softmax.default, aten.log_softmax.int)
 def _log_softmax(context, node, x, dim, half_to_float=False, dtype=None):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if x.rank == 0:
         return context.constant(0, meta.dtype)
     shifted, _, total, kept, compute = _softmax_parts(context, x, dim, meta.dtype)
@@ -206,7 +206,7 @@ def _log_softmax(context, node, x, dim, half_to_float=False, dtype=None):
 
 @lowers(aten._softmax_backward_data.default)
 def _softmax_backward(context, node, grad, output, dim, input_dtype):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     dim = normalize_dim(dim, grad.rank)
     compute = _accumulate_dtype(meta.dtype)
     g, y = context.convert(grad, compute), context.convert(output, compute)
@@ -220,7 +220,7 @@ def _softmax_backward(context, node, grad, output, dim, input_dtype):
 
 @lowers(aten._log_softmax_backward_data.default)
 def _log_softmax_backward(context, node, grad, output, dim, input_dtype):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     dim = normalize_dim(dim, grad.rank)
     compute = _accumulate_dtype(meta.dtype)
     g, y = context.convert(grad, compute), context.convert(output, compute)
@@ -234,7 +234,7 @@ def _log_softmax_backward(context, node, grad, output, dim, input_dtype):
 
 @lowers(aten.cumsum.default, aten.cumprod.default)
 def _cumulative(context, node, x, dim, dtype=None):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if x.rank == 0:
         return context.convert(x, meta.dtype)
     dim = normalize_dim(dim, x.rank)
@@ -261,7 +261,7 @@ def _cumulative(context, node, x, dim, dtype=None):
 
 @lowers(aten.linalg_vector_norm.default)
 def _vector_norm(context, node, x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if x.dtype.is_complex or meta.dtype.is_complex:
         raise LoweringError("norm of complex values")
     compute = _accumulate_dtype(meta.dtype)
@@ -295,7 +295,7 @@ def _vector_norm(context, node, x, ord=2, dim=None, keepdim=False, *, dtype=None
 @lowers(aten.dist.default)
 def _dist(context, node, x, y, p=2):
     """‖x - y‖_p over all elements (broadcast first)."""
-    meta = context.meta(node)
+    meta = context.output_tensor()
     compute = _accumulate_dtype(meta.dtype)
     shape = tuple(torch.broadcast_shapes(x.shape, y.shape))
     difference = context.op("stablehlo.subtract", [context.operand(x, compute, shape),
@@ -316,7 +316,7 @@ def _running_window(context, values, dim, init_values, region):
 
 @lowers(aten.logcumsumexp.default)
 def _logcumsumexp(context, node, x, dim):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if x.rank == 0:
         return context.convert(x, meta.dtype)
     if not meta.dtype.is_floating_point:
@@ -351,7 +351,7 @@ def _logcumsumexp(context, node, x, dim):
 def _cumulative_extreme(context, node, x, dim):
     """Running max/min with the index of the latest extreme (PyTorch updates on >= / <=; a NaN sticks and
     the latest NaN's index wins)."""
-    outputs = node.meta["axon_val"]
+    outputs = context.output
     if x.rank == 0:
         return [x, context.constant(0, torch.int64)]
     if x.dtype == torch.bool or x.dtype.is_complex:

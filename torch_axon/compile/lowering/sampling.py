@@ -27,76 +27,48 @@ from .registry import lowers
 aten = torch.ops.aten
 
 
-class _Math:
-    """Elementwise float arithmetic on one shape, to keep the coordinate formulas readable."""
-
-    def __init__(self, context: LoweringContext, shape, dtype):
-        self.context, self.shape, self.dtype = context, tuple(shape), dtype
-
-    def const(self, value):
-        return self.context.constant(value, self.dtype, self.shape)
-
-    def _lift(self, value):
-        return self.const(value) if isinstance(value, (int, float)) else value
-
-    def binary(self, name, a, b):
-        return self.context.op(f"stablehlo.{name}", [self._lift(a), self._lift(b)], self.shape, self.dtype)
-
-    def add(self, a, b):
-        return self.binary("add", a, b)
-
-    def sub(self, a, b):
-        return self.binary("subtract", a, b)
-
-    def mul(self, a, b):
-        return self.binary("multiply", a, b)
-
-    def div(self, a, b):
-        return self.binary("divide", a, b)
-
-    def unary(self, name, a):
-        return self.context.op(f"stablehlo.{name}", [a], self.shape, self.dtype)
-
-    def clip(self, a, low, high):
-        return self.binary("minimum", self.binary("maximum", a, low), high)
-
-
-def _unnormalize(m: _Math, coordinate, size: int, align_corners: bool):
+def _unnormalize(context: LoweringContext, coordinate, size: int, align_corners: bool):
     if align_corners:
-        return m.mul(m.add(coordinate, 1.0), (size - 1) / 2.0)
-    return m.div(m.sub(m.mul(m.add(coordinate, 1.0), float(size)), 1.0), 2.0)
+        return context.mul(context.add(coordinate, 1.0), (size - 1) / 2.0)
+    return context.div(context.sub(context.mul(context.add(coordinate, 1.0), float(size)), 1.0), 2.0)
 
 
-def _reflect(m: _Math, coordinate, twice_low: int, twice_high: int):
+def _reflect(context: LoweringContext, coordinate, twice_low: int, twice_high: int):
     if twice_low == twice_high:
-        return m.const(0.0)
+        return context.constant_like(0.0, coordinate)
     low = twice_low / 2.0
     span = (twice_high - twice_low) / 2.0
-    distance = m.unary("abs", m.sub(coordinate, low))
-    extra = m.binary("remainder", distance, span)
-    flips = m.unary("floor", m.div(distance, span))
-    parity = m.binary("remainder", flips, 2.0)
-    even = m.context.compare(parity, m.const(0.0), "EQ")
-    return m.context.select(even, m.add(extra, low), m.add(m.sub(span, extra), low))
+    distance = context.unary("stablehlo.abs", context.sub(coordinate, low))
+    extra = context.binary("stablehlo.remainder", distance, span)
+    flips = context.unary("stablehlo.floor", context.div(distance, span))
+    parity = context.binary("stablehlo.remainder", flips, 2.0)
+    even = context.compare(parity, context.constant_like(0.0, parity), "EQ")
+    return context.select(even, context.add(extra, low), context.add(context.sub(span, extra), low))
 
 
-def _source_index(m: _Math, coordinate, size: int, padding_mode: int, align_corners: bool):
-    coordinate = _unnormalize(m, coordinate, size, align_corners)
+def _source_index(context: LoweringContext, coordinate, size: int, padding_mode: int, align_corners: bool):
+    coordinate = _unnormalize(context, coordinate, size, align_corners)
     if padding_mode == 1:
-        coordinate = m.clip(coordinate, 0.0, float(size - 1))
+        coordinate = context.clip(coordinate, 0.0, float(size - 1))
     elif padding_mode == 2:
         if align_corners:
-            coordinate = _reflect(m, coordinate, 0, 2 * (size - 1))
+            coordinate = _reflect(context, coordinate, 0, 2 * (size - 1))
         else:
-            coordinate = _reflect(m, coordinate, -1, 2 * size - 1)
-        coordinate = m.clip(coordinate, 0.0, float(size - 1))
+            coordinate = _reflect(context, coordinate, -1, 2 * size - 1)
+        coordinate = context.clip(coordinate, 0.0, float(size - 1))
     return coordinate
+
+
+def _within(context: LoweringContext, coordinate, high: int):
+    """0 <= coordinate <= high, elementwise."""
+    low_ok = context.compare(coordinate, context.constant_like(0.0, coordinate), "GE")
+    high_ok = context.compare(coordinate, context.constant_like(float(high), coordinate), "LE")
+    return context.op("stablehlo.and", [low_ok, high_ok], coordinate.shape, torch.bool)
 
 
 @lowers(aten.grid_sampler_2d.default)
 def _grid_sampler_2d(context, node, x, grid, interpolation_mode, padding_mode, align_corners):
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     if interpolation_mode not in (0, 1):
         raise LoweringError("grid_sampler_2d: bicubic interpolation")
     if not dtype.is_floating_point or x.rank != 4:
@@ -107,47 +79,42 @@ def _grid_sampler_2d(context, node, x, grid, interpolation_mode, padding_mode, a
         return context.constant(0, dtype, shape)
     compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
     points = (batch, out_h, out_w)
-    m = _Math(context, points, compute)
     grid = context.convert(grid, compute)
 
     def component(i):
         part = context.slice(grid, [0, 0, 0, i], [batch, out_h, out_w, i + 1])
         return context.reshape(part, points)
 
-    ix = _source_index(m, component(0), width, padding_mode, align_corners)
-    iy = _source_index(m, component(1), height, padding_mode, align_corners)
+    ix = _source_index(context, component(0), width, padding_mode, align_corners)
+    iy = _source_index(context, component(1), height, padding_mode, align_corners)
     source = context.convert(x, compute)
     batch_index = context.iota(points, 0, torch.int64)
 
     def tap(y, x_coordinate, weight):
         """weight * input[n, :, y, x] for integer-valued float coordinates; zero where out of range."""
-        inside = context.op("stablehlo.and", [
-            context.op("stablehlo.and", [context.compare(x_coordinate, m.const(0.0), "GE"),
-                                         context.compare(x_coordinate, m.const(float(width - 1)), "LE")],
-                       points, torch.bool),
-            context.op("stablehlo.and", [context.compare(y, m.const(0.0), "GE"),
-                                         context.compare(y, m.const(float(height - 1)), "LE")], points, torch.bool)],
-            points, torch.bool)
-        yi = context.convert(m.clip(y, 0.0, float(height - 1)), torch.int64)
-        xi = context.convert(m.clip(x_coordinate, 0.0, float(width - 1)), torch.int64)
+        inside = context.op("stablehlo.and", [_within(context, x_coordinate, width - 1), _within(context, y, height - 1)],
+                            points, torch.bool)
+        yi = context.convert(context.clip(y, 0.0, float(height - 1)), torch.int64)
+        xi = context.convert(context.clip(x_coordinate, 0.0, float(width - 1)), torch.int64)
         coordinates = stack_coordinates(context, [batch_index, yi, xi])
         values = point_gather(context, source, coordinates, [0, 2, 3])  # [N, Ho, Wo, C]
-        weight = context.select(inside, weight, m.const(0.0))
+        weight = context.select(inside, weight, context.constant_like(0.0, weight))
         full = points + (channels,)
         return context.op("stablehlo.multiply", [values, context.broadcast_in_dim(weight, full, [0, 1, 2])], full,
                           compute)
 
     if interpolation_mode == 1:
-        result = tap(m.unary("round_nearest_even", iy), m.unary("round_nearest_even", ix), m.const(1.0))
+        nearest_y, nearest_x = (context.unary("stablehlo.round_nearest_even", i) for i in (iy, ix))
+        result = tap(nearest_y, nearest_x, context.constant_like(1.0, nearest_x))
     else:
-        x0, y0 = m.unary("floor", ix), m.unary("floor", iy)
-        x1, y1 = m.add(x0, 1.0), m.add(y0, 1.0)
-        east, south = m.sub(ix, x0), m.sub(iy, y0)
-        west, north = m.sub(x1, ix), m.sub(y1, iy)
+        x0, y0 = context.unary("stablehlo.floor", ix), context.unary("stablehlo.floor", iy)
+        x1, y1 = context.add(x0, 1.0), context.add(y0, 1.0)
+        east, south = context.sub(ix, x0), context.sub(iy, y0)
+        west, north = context.sub(x1, ix), context.sub(y1, iy)
         full = points + (channels,)
         result = None
-        for y, x_coordinate, weight in ((y0, x0, m.mul(north, west)), (y0, x1, m.mul(north, east)),
-                                        (y1, x0, m.mul(south, west)), (y1, x1, m.mul(south, east))):
+        for y, x_coordinate, weight in ((y0, x0, context.mul(north, west)), (y0, x1, context.mul(north, east)),
+                                        (y1, x0, context.mul(south, west)), (y1, x1, context.mul(south, east))):
             contribution = tap(y, x_coordinate, weight)
             result = contribution if result is None else context.op("stablehlo.add", [result, contribution], full,
                                                                      compute)
@@ -226,8 +193,7 @@ def _resample(context, value, in_spatial, out_spatial, align_corners, scales, mo
 
 def _upsample_setup(context, node, value, table, scales):
     """(output shape, dtype, spatial rank, "linear" | "cubic", per-axis scales) of an upsample node."""
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     spatial, mode = table[node.target]
     if not dtype.is_floating_point or 0 in shape or 0 in value.shape:
         raise LoweringError(f"{node.target}: {dtype} or empty tensors")

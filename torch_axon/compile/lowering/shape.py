@@ -9,21 +9,17 @@ from __future__ import annotations
 import torch
 
 from .builder import LoweringError, i64_array
-from .context import LoweringContext, normalize_dim
+from .context import normalize_dim
 from .registry import lowers
 
 aten = torch.ops.aten
-
-
-def _out_shape(context: LoweringContext, node):
-    return context.shape_of(context.meta(node))
 
 
 @lowers(aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.view_copy.default,
         aten.squeeze.dims, aten.squeeze.dim, aten.squeeze.default, aten.unsqueeze.default,
         aten.flatten.using_ints, aten.unflatten.int, aten._reshape_alias.default)
 def _reshape(context, node, x, *args, **kwargs):
-    return context.reshape(x, _out_shape(context, node))
+    return context.reshape(x, context.shape_of(context.output_tensor()))
 
 
 @lowers(aten.permute.default, aten.permute_copy.default)
@@ -43,7 +39,7 @@ def _transpose(context, node, x, dim0=0, dim1=1):
 
 @lowers(aten.expand.default, aten.expand_copy.default, aten.broadcast_to.default)
 def _expand(context, node, x, size, implicit=False):
-    return context.broadcast(x, _out_shape(context, node))
+    return context.broadcast(x, context.shape_of(context.output_tensor()))
 
 
 @lowers(aten.narrow_copy.default, aten.narrow.default)
@@ -64,7 +60,7 @@ def _slice(context, node, x, dim=0, start=None, end=None, step=1):
     strides = [1] * x.rank
     starts[dim], limits[dim], strides[dim] = start, end, step
     result = context.slice(x, starts, limits, strides)
-    return context.reshape(result, _out_shape(context, node))
+    return context.reshape(result, context.shape_of(context.output_tensor()))
 
 
 @lowers(aten.select.int, aten.select_copy.int)
@@ -74,13 +70,13 @@ def _select(context, node, x, dim, index):
     starts = [0] * x.rank
     limits = list(x.shape)
     starts[dim], limits[dim] = index, index + 1
-    return context.reshape(context.slice(x, starts, limits), _out_shape(context, node))
+    return context.reshape(context.slice(x, starts, limits), context.shape_of(context.output_tensor()))
 
 
 @lowers(aten.cat.default, aten.concat.default)
 def _cat(context, node, tensors, dim=0):
-    shape = _out_shape(context, node)
-    dtype = context.meta(node).dtype
+    shape = context.shape_of(context.output_tensor())
+    dtype = context.output_tensor().dtype
     parts = [context.convert(t, dtype) for t in tensors if not (t.rank == 1 and t.shape[0] == 0 and len(shape) != 1)]
     if not parts:
         return context.constant(0, dtype, shape)
@@ -93,7 +89,7 @@ def _cat(context, node, tensors, dim=0):
 @lowers(aten.split_with_sizes.default, aten.split.Tensor, aten.split_with_sizes_copy.default,
         aten.unbind.int, aten.unbind_copy.int, aten.chunk.default, aten.tensor_split.sections)
 def _split(context, node, x, sizes=None, dim=0):
-    outputs = node.meta.get("axon_val")
+    outputs = context.output
     if node.target in (aten.unbind.int, aten.unbind_copy.int):
         dim = sizes if sizes is not None else 0
     dim = normalize_dim(dim, x.rank)
@@ -121,7 +117,7 @@ def _pad(context, node, x, pad, value=0):
         dim = x.rank - 1 - i
         low[dim], high[dim] = int(pad[2 * i]), int(pad[2 * i + 1])
     padding = context.builder.constant(value, x.dtype)
-    return context.op("stablehlo.pad", [x, padding], _out_shape(context, node), x.dtype,
+    return context.op("stablehlo.pad", [x, padding], context.shape_of(context.output_tensor()), x.dtype,
                       f"edge_padding_low = {i64_array(low)}, edge_padding_high = {i64_array(high)}, "
                       f"interior_padding = {i64_array([0] * x.rank)}")
 
@@ -137,6 +133,6 @@ def _repeat(context, node, x, repeats):
         expanded_shape += [r, s]
         dims.append(2 * i + 1)
     expanded = context.broadcast_in_dim(x, expanded_shape, dims)
-    return context.reshape(expanded, _out_shape(context, node))
+    return context.reshape(expanded, context.shape_of(context.output_tensor()))
 
 

@@ -129,7 +129,7 @@ def _count_below(context, sequence, values, right: bool, out_dtype):
 
 @lowers(aten.bucketize.Tensor)
 def _bucketize(context, node, x, boundaries, *, out_int32=False, right=False):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if boundaries.rank != 1:
         raise LoweringError("bucketize boundaries must be 1-D")
     compute = torch.promote_types(x.dtype, boundaries.dtype)
@@ -139,7 +139,7 @@ def _bucketize(context, node, x, boundaries, *, out_int32=False, right=False):
 
 @lowers(aten.searchsorted.Tensor)
 def _searchsorted(context, node, sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if sorter is not None:
         raise LoweringError("searchsorted with a sorter")
     if sequence.rank > 1 and sequence.shape[:-1] != values.shape[:-1]:

@@ -66,7 +66,7 @@ def _check_sizes(lengths):
 
 @lowers(aten._fft_r2c.default)
 def _fft_r2c(context, node, x, dim, normalization, onesided):
-    meta = context.meta(node)
+    meta = context.output_tensor()
     if x.dtype not in _COMPLEX:
         raise LoweringError(f"FFT of {x.dtype}")
     dims = _dims(x, dim)
@@ -83,7 +83,7 @@ def _complex_input(context, node, x, dim):
     """(output metadata, normalized dims) for an FFT of a complex input."""
     if x.dtype not in (torch.complex64, torch.complex128):
         raise LoweringError(f"{node.target}: input of {x.dtype}")
-    return context.meta(node), _dims(x, dim)
+    return context.output_tensor(), _dims(x, dim)
 
 
 @lowers(aten._fft_c2c.default)
@@ -113,8 +113,7 @@ def _fft_c2r(context, node, x, dim, normalization, last_dim_size):
 # ---- complex values as pairs of reals (what FFT results meet next) --------------
 @lowers(aten.view_as_real.default)
 def _view_as_real(context, node, x):
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     parts = [context.reshape(context.op(f"stablehlo.{part}", [x], x.shape, dtype), x.shape + (1,))
              for part in ("real", "imag")]
     return context.op("stablehlo.concatenate", parts, shape, dtype, f"dimension = {x.rank} : i64")
@@ -122,8 +121,7 @@ def _view_as_real(context, node, x):
 
 @lowers(aten.view_as_complex.default)
 def _view_as_complex(context, node, x):
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     real, imag = (context.reshape(context.slice(x, [0] * (x.rank - 1) + [i], list(x.shape[:-1]) + [i + 1]), shape)
                   for i in (0, 1))
     return context.op("stablehlo.complex", [real, imag], shape, dtype)
@@ -131,8 +129,7 @@ def _view_as_complex(context, node, x):
 
 @lowers(aten.complex.default)
 def _complex(context, node, real, imag):
-    meta = context.meta(node)
-    shape, dtype = context.shape_of(meta), meta.dtype
+    shape, dtype = context.output_type()
     part = torch.float32 if dtype == torch.complex64 else torch.float64
     return context.op("stablehlo.complex", [context.operand(real, part, shape), context.operand(imag, part, shape)],
                       shape, dtype)
