@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from . import dump
 
