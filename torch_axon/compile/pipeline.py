@@ -3,8 +3,9 @@
 `PIPELINE` is the whole compiler: every tool iterates over it rather than
 knowing the stages itself. `stage.run` runs one scope's stages in this order,
 times each into the graph's report record and writes the dumps (their numbers
-00, 01, ... follow this order: dump.py); `print(pipeline.listing())` lists it. The scopes nest: the Dynamo scope's aot_autograd stage runs the graph
-scope once per ATen graph, and the graph scope's partitioned stage leaves
+00, 01, ... follow this order: dump.py); `print(pipeline.listing())` lists it.
+The scopes nest: the Dynamo scope's aot_autograd stage runs the graph scope
+once per ATen graph, and the graph scope's partitioned stage leaves
 `CompiledPartition`s that run the specialization scope per concrete shape.
 """
 

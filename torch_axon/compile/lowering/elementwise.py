@@ -520,9 +520,8 @@ def _ldexp(context, node, x, exponent):
     shape, dtype = context.output_type()
     if not (dtype.is_floating_point or dtype.is_complex):
         raise LoweringError(f"ldexp in {dtype}")
-    power = context.op("stablehlo.power", [context.constant(2.0, dtype, shape), context.operand(exponent, dtype, shape)],
-                       shape, dtype)
-    return context.op("stablehlo.multiply", [context.operand(x, dtype, shape), power], shape, dtype)
+    power = context.binary("stablehlo.power", 2.0, context.operand(exponent, dtype, shape))
+    return context.mul(context.operand(x, dtype, shape), power)
 
 
 @lowers(aten.angle.default)

@@ -92,8 +92,8 @@ def _grid_sampler_2d(context, node, x, grid, interpolation_mode, padding_mode, a
 
     def tap(y, x_coordinate, weight):
         """weight * input[n, :, y, x] for integer-valued float coordinates; zero where out of range."""
-        inside = context.op("stablehlo.and", [_within(context, x_coordinate, width - 1), _within(context, y, height - 1)],
-                            points, torch.bool)
+        inside = context.op("stablehlo.and", [_within(context, x_coordinate, width - 1),
+                                              _within(context, y, height - 1)], points, torch.bool)
         yi = context.convert(context.clip(y, 0.0, float(height - 1)), torch.int64)
         xi = context.convert(context.clip(x_coordinate, 0.0, float(width - 1)), torch.int64)
         coordinates = stack_coordinates(context, [batch_index, yi, xi])
