@@ -89,7 +89,7 @@ def cache_probe(directory: str) -> tuple[float, int, int, float]:
     code = textwrap.dedent(_CACHE_PROBE.format(bench=os.path.dirname(os.path.abspath(__file__))))
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900,
                             check=False)
-    line = next((l for l in result.stdout.splitlines() if l.startswith("PROBE")), None)
+    line = next((text for text in result.stdout.splitlines() if text.startswith("PROBE")), None)
     if line is None:
         raise RuntimeError(result.stderr[-2000:])
     _, elapsed, compiled, loaded, seconds = line.split()

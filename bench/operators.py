@@ -13,7 +13,6 @@ import sys
 
 import torch
 import torch.nn.functional as F
-
 from timing import print_table, seconds_per_call
 
 

@@ -12,9 +12,8 @@ import pathlib
 import sys
 
 import torch
-from torch import nn
-
 from timing import print_table, seconds_per_call
+from torch import nn
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 from tiny_gpt import TinyGPT  # noqa: E402

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
 import torch_axon
+
 from .comparison import Mismatch
 from .results import Outcome, Result
 

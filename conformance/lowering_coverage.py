@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import operator
+import os
 import subprocess
 import sys
 import tempfile
@@ -67,6 +67,7 @@ def _aten_graph(function, tensors):
     """(graph, example inputs): the inference graph the backend would see — AOTAutograd with the backend's
     decompositions (functionalized), after the backend's FX passes."""
     from functorch.compile import aot_function
+
     from torch_axon.compile import passes
     from torch_axon.compile.backend import decompositions
 
@@ -89,6 +90,7 @@ def _verify(graph_module, example_inputs) -> str | None:
     spelling): a trial lowering of one node only shows that text was produced. None when it verifies."""
     from jax._src.interpreters import mlir
     from jax._src.lib.mlir import ir
+
     from torch_axon.compile.lowering import lower_graph
 
     inputs = [torch.zeros([int(s) for s in value.shape], dtype=value.dtype, device="axon")

@@ -14,6 +14,7 @@ import warnings
 import torch
 
 import torch_axon
+
 from .checks import require_native, run_check
 from .comparison import assert_same, to_axon
 from .results import Outcome, Result

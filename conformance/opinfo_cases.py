@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 from torch.autograd import forward_ad
 
 import torch_axon
+
 from .checks import require_native, run_check
 from .comparison import Mismatch, assert_same, to_axon
 from .results import Outcome, Result
@@ -223,7 +225,8 @@ def _error_check(op) -> int:
                 except Exception as cpu_error:
                     if type(cpu_error) is type(error) and str(cpu_error) == str(error):
                         continue
-                raise Mismatch(f"error message {str(error)[:160]!r} does not match {error_input.error_regex!r}")
+                raise Mismatch(f"error message {str(error)[:160]!r} does not match {error_input.error_regex!r}") \
+                    from error
         except Exception as error:
             raise Mismatch(f"expected {error_input.error_type.__name__}, axon raised "
                            f"{type(error).__name__}: {str(error)[:160]}") from None

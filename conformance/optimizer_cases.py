@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 import torch_axon
+
 from .checks import require_native, run_check
 from .comparison import assert_same
 from .results import Outcome, Result

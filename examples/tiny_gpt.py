@@ -1,4 +1,4 @@
-"""A small GPT-style language model, used by the main job and the tests."""
+"""A small GPT-style language model, used by the training example and the tests."""
 
 from __future__ import annotations
 

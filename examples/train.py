@@ -1,4 +1,4 @@
-"""The main job: train a small GPT on `axon` and on the CPU, side by side.
+"""The training example: train a small GPT on `axon` and on the CPU, side by side.
 
 Both runs start from the same weights and see the same batches, so their
 losses must agree to float tolerance; the job prints both, the throughput of
@@ -90,7 +90,8 @@ def main() -> int:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--tolerance", type=float, default=1e-3, help="max |loss_axon - loss_cpu| allowed")
-    parser.add_argument("--compile", action="store_true", help="train the axon model with torch.compile(backend='axon')")
+    parser.add_argument("--compile", action="store_true",
+                        help="train the axon model with torch.compile(backend='axon')")
     args = parser.parse_args()
 
     text = make_corpus(200_000)

@@ -8,10 +8,11 @@ an entry once its bug is fixed; a fixed bug simply stops matching.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 from .execution import Failure
 from .program import Program
+
 
 def _labels(program: Program) -> set[str]:
     return {statement.label for statement in program.statements}

@@ -32,6 +32,12 @@ if ! .venv/bin/python -c "import torch, yaml, pytest, numpy, expecttest, jax, fa
   .venv/bin/pip install -q "torch==2.13.0" "jax==0.10.2" "jaxlib==0.10.2" "fastatomstruct-xla-cpu==2026.6.23" \
     pyyaml pytest numpy expecttest hypothesis
 fi
+# The linters scripts/test.sh runs, pinned so that every machine formats alike.
+if ! { [ -x .venv/bin/ruff ] && .venv/bin/ruff --version | grep -q "^ruff 0.16.9$" &&
+       [ -x .venv/bin/clang-format ] && .venv/bin/clang-format --version | grep -q "version 23.1.3"; }; then
+  echo "setup: installing ruff==0.16.9 and clang-format==23.1.3 into .venv"
+  .venv/bin/pip install -q "ruff==0.16.9" "clang-format==23.1.3"
+fi
 
 echo "setup: building torch_axon"
 .venv/bin/pip install -q --no-build-isolation --no-deps -e .

@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
+echo "== lint: ruff (pyproject.toml) and clang-format (.clang-format) =="
+.venv/bin/ruff check .
+git ls-files -z '*.cpp' '*.h' '*.c' | xargs -0 .venv/bin/clang-format --dry-run -Werror
+
 echo "== runtime (C++, GoogleTest) =="
 # XLA's CPU PJRT plugin for the emulated driver's StableHLO executables (torch_axon finds it by itself).
 AXON_PJRT_CPU_PLUGIN="$(.venv/bin/python -c 'import fastatomstruct_xla_cpu as p; print(p.library_path())')"
@@ -22,9 +26,9 @@ AXON_LAUNCH_BLOCKING=1 .venv/bin/python -m pytest tests/test_operators.py tests/
 echo "== operator conformance (deterministic OpInfo sample; full run: python -m conformance.report --full) =="
 .venv/bin/python -m conformance.report --sample --min-pass-rate 0.99
 
-echo "== StableHLO lowering coverage over OpInfo (issue target: >= 95% of ops with core-ATen decompositions) =="
+echo "== StableHLO lowering coverage over OpInfo (at least 95% of the ops with core-ATen decompositions) =="
 .venv/bin/python -m conformance.lowering_coverage --min-rate 0.95 > /dev/null
 
 echo "== differential fuzzer: 40 seeds past the pytest batch, through the CLI (docs/fuzzing.md) ==" && .venv/bin/python -m fuzz --seed-start 100000 --seeds 40 --minutes 3 --output build/fuzz-ci
-echo "== main job (short) =="
+echo "== the training example, 10 steps (examples/train.py) =="
 .venv/bin/python examples/train.py --steps 10

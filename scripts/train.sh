@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: set up, then train a small GPT on axon next to the CPU.
+# The training example: set up, then train a small GPT on axon next to the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -63,7 +63,8 @@ def check_memory_accounting() -> None:
         assert live["counted_requested_bytes"] == live["requested_bytes"], (index, live)
         requested = live["requested_bytes"]
         visible = _python_visible_axon_bytes(index)
-        assert visible <= requested, f"axon:{index}: Python holds {visible} bytes of storages, allocator counts {requested}"
+        assert visible <= requested, (f"axon:{index}: Python holds {visible} bytes of storages, "
+                                      f"allocator counts {requested}")
 
 
 @pytest.fixture(autouse=True)

@@ -288,7 +288,8 @@ def test_concurrent_processes_share_the_cache_safely(tmp_path):
     for process in processes:
         stdout, stderr = process.communicate(timeout=180)
         assert process.returncode == 0, stderr[-3000:]
-        counts.append(next(tuple(map(int, l.split()[1:])) for l in stdout.splitlines() if l.startswith("CACHE")))
+        counts.append(next(tuple(map(int, line.split()[1:])) for line in stdout.splitlines()
+                           if line.startswith("CACHE")))
     assert sum(c for c, _ in counts) == 1  # the lock made the second process load, not recompile
     assert not [f for f in os.listdir(tmp_path / "cache") if f.endswith(".tmp")]
 
@@ -346,13 +347,15 @@ def test_training_matches_eager(kind):
     generator = torch.Generator().manual_seed(1)
     if kind == "mlp":
         model = _Classifier(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
-        batches = lambda step: (torch.randn(8, 16, generator=generator).to("axon"),
-                                torch.randint(0, 4, (8,), generator=generator).to("axon"))
+        def batches(step):
+            return (torch.randn(8, 16, generator=generator).to("axon"),
+                    torch.randint(0, 4, (8,), generator=generator).to("axon"))
     elif kind == "cnn":
         model = _Classifier(nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 4)))
-        batches = lambda step: (torch.randn(4, 3, 8, 8, generator=generator).to("axon"),
-                                torch.randint(0, 4, (4,), generator=generator).to("axon"))
+        def batches(step):
+            return (torch.randn(4, 3, 8, 8, generator=generator).to("axon"),
+                    torch.randint(0, 4, (4,), generator=generator).to("axon"))
     else:
         gpt = TinyGPT(32, 16, width=32, heads=2, layers=1)
 
@@ -365,8 +368,8 @@ def test_training_matches_eager(kind):
                 return self.gpt(x, y)[1]
 
         model = _GPTLoss()
-        batches = lambda step: tuple(torch.randint(0, 32, (4, 16), generator=generator).to("axon")
-                                     for _ in range(2))
+        def batches(step):
+            return tuple(torch.randint(0, 32, (4, 16), generator=generator).to("axon") for _ in range(2))
     model = model.to("axon")
     eager_losses, compiled_losses = _train(model, copy.deepcopy(model), batches)
     torch.testing.assert_close(compiled_losses, eager_losses, rtol=1e-4, atol=1e-4)

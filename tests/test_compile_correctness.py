@@ -282,7 +282,7 @@ def test_cumulative_extremes_and_unlowered_selections_match_eager():
     for length in (5, 40):
         torch._dynamo.reset()
         compiled = torch.compile(function, backend="axon")
-        for name, row in _patterns(length, torch.float32).items():
+        for row in _patterns(length, torch.float32).values():
             _assert_same_outcome(compiled, function, row)
 
 

@@ -88,6 +88,7 @@ def test_importing_torch_registers_axon_as_the_backend_of_axon_tensors():
 
 def test_failures_in_the_data_path_raise_without_the_agreement_check():
     output = torchrun("failures.py", 2, timeout=120, reporting=1,
-                      env={"AXON_DISTRIBUTED_CHECKS": "0", "AXON_TEST_CHECKS": "check_peer_never_calls,check_dead_peer"})
+                      env={"AXON_DISTRIBUTED_CHECKS": "0",
+                           "AXON_TEST_CHECKS": "check_peer_never_calls,check_dead_peer"})
     assert "failed while moving data" in output and "a peer may have died" in output
     assert "async all_reduce while the peer dies: raised" in output

@@ -8,7 +8,6 @@ kernel makes without looking at the data never ends up inside a queued task.
 
 import pytest
 import torch
-
 from conftest import requires_not_blocking, run_python
 
 

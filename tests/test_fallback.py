@@ -4,7 +4,6 @@ import warnings
 
 import pytest
 import torch
-
 from conftest import run_python
 
 # A custom operator with only a CPU kernel: it has no axon kernel by design.

@@ -4,9 +4,9 @@ import gc
 
 import pytest
 import torch
+from conftest import run_python
 
 import torch_axon
-from conftest import run_python
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

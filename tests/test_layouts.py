@@ -57,7 +57,8 @@ def test_out_tensors_resized_by_a_kernel_take_the_cpus_layout():
     assert axon.stride() == cpu.stride() == (1, 4)
 
 
-@pytest.mark.parametrize("memory_format, shape", [(torch.channels_last, (2, 3, 8, 8)), (torch.channels_last_3d, (2, 3, 5, 5, 5))])
+@pytest.mark.parametrize("memory_format, shape",
+                         [(torch.channels_last, (2, 3, 8, 8)), (torch.channels_last_3d, (2, 3, 5, 5, 5))])
 def test_convolution_keeps_channels_last(memory_format, shape):
     def run(device):
         layer = (torch.nn.Conv2d(3, 4, 3) if len(shape) == 4 else torch.nn.Conv3d(3, 4, 3)).to(device)

@@ -2,10 +2,9 @@
 
 import pytest
 import torch
+from conftest import run_python
 
 import torch_axon
-
-from conftest import run_python
 
 DEVICE = 3  # a device no other test allocates on, so statistics are exact
 MiB = 1 << 20

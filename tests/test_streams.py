@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from conftest import closed_gate, requires_not_blocking, run_python
 
 pytestmark = requires_not_blocking

@@ -211,7 +211,7 @@ def _run_one(args, test_dir: Path, out: Path, name: str, targets: list[str], exp
     timed_out = False
     crashes: dict[str, int] = {}  # test id -> how many times the process died while it ran
     (out / f"{name}.log").write_text("")
-    for attempt in range(args.resume + 1):
+    for _attempt in range(args.resume + 1):
         left = args.timeout - (time.monotonic() - started)
         first_line = len(log_path.read_text().splitlines()) if log_path.exists() else 0
         if left <= 0:
@@ -275,7 +275,8 @@ def main(argv=None) -> int:
     parser.add_argument("--shuffle", type=int, default=None, metavar="SEED",
                         help="run each SPEC's tests in a seeded random order (a timed-out run is then a fair sample)")
     parser.add_argument("--resume", type=int, default=3,
-                        help="times to resume a SPEC whose pytest died by a signal, skipping finished tests (default 3)")
+                        help="times to resume a SPEC whose pytest died by a signal, skipping finished tests "
+                             "(default 3)")
     parser.add_argument("--resume-wait", type=float, default=60.0,
                         help="seconds to wait before resuming (lets a rebuild of the extension finish)")
     parser.add_argument("--failures", type=Path, default=None, help="failure list (default OUT/failures.txt)")

@@ -14,6 +14,7 @@ import os
 
 import torch
 
+
 def _find_xla_cpu_plugin() -> None:
     """Points the emulated driver at XLA's CPU PJRT plugin (its "stablehlo-mlir" executables), unless set."""
     if os.environ.get("AXON_PJRT_CPU_PLUGIN"):
@@ -27,11 +28,12 @@ def _find_xla_cpu_plugin() -> None:
 
 _find_xla_cpu_plugin()
 
-from . import _C  # noqa: E402,F401  loading it registers the backend's C++ parts
+# Order matters: _C loads the driver, which reads AXON_PJRT_CPU_PLUGIN.
+from . import _C  # noqa: E402,F401,I001  loading it registers the backend's C++ parts
 from . import device_module  # noqa: E402
-from .device_module import *  # noqa: E402,F403  torch_axon.<name> is torch.axon.<name>
-from .device_module import __all__  # noqa: E402
 from . import distributed  # noqa: E402,F401  registers the "axon" torch.distributed backend
+from .device_module import *  # noqa: E402,F403  torch_axon.<name> is torch.axon.<name>
+from .device_module import __all__ as __all__  # noqa: E402
 
 
 def _register_backend() -> None:

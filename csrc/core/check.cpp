@@ -20,8 +20,8 @@ std::string describe_task_failure(const char* context, axon_status status, const
   const std::string kernel_error = detail.substr(at + separator.size());
   const std::string stream = detail.substr(on + 15, at - (on + 15));
   return kernel_error + "\n[axon] raised by that kernel while it ran asynchronously on " + stream +
-      "; reported by the next call that waited for it (" + context +
-      "). AXON_LAUNCH_BLOCKING=1 raises such errors at the call that queued the kernel.";
+         "; reported by the next call that waited for it (" + context +
+         "). AXON_LAUNCH_BLOCKING=1 raises such errors at the call that queued the kernel.";
 }
 
 }  // namespace

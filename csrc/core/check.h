@@ -18,10 +18,10 @@ namespace axon {
 
 }  // namespace axon
 
-#define AXON_CHECK(call, context)                  \
-  do {                                             \
-    const axon_status axon_check_status_ = (call); \
-    if (axon_check_status_ != AXON_SUCCESS) {      \
+#define AXON_CHECK(call, context)                        \
+  do {                                                   \
+    const axon_status axon_check_status_ = (call);       \
+    if (axon_check_status_ != AXON_SUCCESS) {            \
       ::axon::throw_status(axon_check_status_, context); \
-    }                                              \
+    }                                                    \
   } while (0)

@@ -21,10 +21,8 @@ void check_device_index(int64_t index) {
   int count = 0;
   // Surfaces driver failures (shutdown, malformed configuration) by name.
   AXON_CHECK(axon_device_count(&count), "using an axon device");
-  TORCH_CHECK_INDEX(
-      index >= 0 && index < count,
-      "[axon] invalid device index ", index, ": expected 0 <= index < ", count,
-      " (AXON_DEVICE_COUNT sets the number of devices)");
+  TORCH_CHECK_INDEX(index >= 0 && index < count, "[axon] invalid device index ", index, ": expected 0 <= index < ",
+                    count, " (AXON_DEVICE_COUNT sets the number of devices)");
 }
 
 bool driver_capability(c10::DeviceIndex device, axon_capability capability) {
@@ -45,9 +43,7 @@ bool driver_capability(c10::DeviceIndex device, axon_capability capability) {
   return value != 0;
 }
 
-c10::DeviceIndex current_device() {
-  return thread_current_device;
-}
+c10::DeviceIndex current_device() { return thread_current_device; }
 
 void set_current_device(c10::DeviceIndex index) {
   check_device_index(index);

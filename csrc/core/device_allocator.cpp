@@ -21,9 +21,7 @@ constexpr size_t kRounding = 512;
 // Blocks up to this size are the "small pool" in the statistics, as in CUDA.
 constexpr size_t kSmallBlockLimit = 1 << 20;
 
-size_t round_size(size_t bytes) {
-  return (bytes + kRounding - 1) / kRounding * kRounding;
-}
+size_t round_size(size_t bytes) { return (bytes + kRounding - 1) / kRounding * kRounding; }
 
 // A block is one driver allocation (no splitting): its size is its segment.
 struct Block {
@@ -31,9 +29,9 @@ struct Block {
   void* ptr;
   size_t size;
   size_t requested = 0;
-  c10::StreamId stream_id;              // the stream it was allocated on
-  std::vector<c10::Stream> extra_users;  // record_stream() streams
-  int pending_events = 0;                // cross-stream uses still in flight
+  c10::StreamId stream_id;                 // the stream it was allocated on
+  std::vector<c10::Stream> extra_users;    // record_stream() streams
+  int pending_events = 0;                  // cross-stream uses still in flight
   std::function<void()> release_external;  // set for memory the allocator does not own
 };
 
@@ -290,14 +288,12 @@ class DeviceCache {
     const auto& aggregate = static_cast<size_t>(StatType::AGGREGATE);
     const size_t allocated = stats_.allocated_bytes[aggregate].current;
     const size_t reserved = stats_.reserved_bytes[aggregate].current;
-    TORCH_CHECK_WITH(
-        OutOfMemoryError, false,
-        "axon out of memory. Tried to allocate ", format_bytes(requested), " (", requested,
-        " bytes). Device axon:", static_cast<int>(device_), " has a total capacity of ",
-        format_bytes(total_bytes), " of which ", format_bytes(free_bytes), " is free. ",
-        format_bytes(allocated), " is allocated by PyTorch, and ", format_bytes(reserved),
-        " is reserved by PyTorch (", format_bytes(reserved - allocated),
-        " reserved but unallocated). AXON_DEVICE_MEMORY sets the capacity.");
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "axon out of memory. Tried to allocate ", format_bytes(requested), " (",
+                     requested, " bytes). Device axon:", static_cast<int>(device_), " has a total capacity of ",
+                     format_bytes(total_bytes), " of which ", format_bytes(free_bytes), " is free. ",
+                     format_bytes(allocated), " is allocated by PyTorch, and ", format_bytes(reserved),
+                     " is reserved by PyTorch (", format_bytes(reserved - allocated),
+                     " reserved but unallocated). AXON_DEVICE_MEMORY sets the capacity.");
   }
 
   // Records an event on every extra user stream; false if that failed.
@@ -406,17 +402,13 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
     return c10::DataPtr(block->ptr, block, &free_block, where);
   }
 
-  c10::DeleterFnPtr raw_deleter() const override {
-    return &free_block;
-  }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_block; }
 
   void copy_data(void* destination, const void* source, std::size_t count) const override {
     AXON_CHECK(axon_memory_copy(destination, source, count, current_stream_handle()), "copying device memory");
   }
 
-  bool initialized() override {
-    return true;
-  }
+  bool initialized() override { return true; }
 
   void emptyCache(c10::MempoolId_t /*mempool_id*/) override {
     for (auto& device_cache : caches_) {
@@ -440,9 +432,7 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
     cache(resolve_device_index(device)).reset_accumulated();
   }
 
-  void resetPeakStats(c10::DeviceIndex device) override {
-    cache(resolve_device_index(device)).reset_peak();
-  }
+  void resetPeakStats(c10::DeviceIndex device) override { cache(resolve_device_index(device)).reset_peak(); }
 
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
     size_t free_bytes = 0;
@@ -458,9 +448,7 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
   }
 
   // For deleters, which must not throw: the block's device is known valid.
-  DeviceCache& cache_of(const Block* block) {
-    return *caches_[block->device];
-  }
+  DeviceCache& cache_of(const Block* block) { return *caches_[block->device]; }
 
  private:
   std::vector<std::unique_ptr<DeviceCache>> caches_;
@@ -486,9 +474,7 @@ void free_block(void* context) {
 
 }  // namespace
 
-c10::DeviceAllocator* device_allocator() {
-  return &allocator_instance();
-}
+c10::DeviceAllocator* device_allocator() { return &allocator_instance(); }
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
   allocator_instance().recordStream(data_ptr, stream);
@@ -505,9 +491,7 @@ c10::DataPtr device_allocator_wrap_external(void* pointer, size_t bytes, c10::De
 
 // Registered lazily through a static so the allocator exists before any tensor.
 struct RegisterDeviceAllocator {
-  RegisterDeviceAllocator() {
-    c10::SetAllocator(c10::DeviceType::PrivateUse1, device_allocator());
-  }
+  RegisterDeviceAllocator() { c10::SetAllocator(c10::DeviceType::PrivateUse1, device_allocator()); }
 };
 static RegisterDeviceAllocator register_device_allocator;
 

@@ -48,10 +48,10 @@ c10::DataPtr device_allocator_wrap_external(void* pointer, size_t bytes, c10::De
 // that after each one), next to what its statistics count, read together.
 struct LiveBlockTotals {
   size_t blocks = 0;
-  size_t bytes = 0;            // block sizes (allocated_bytes)
-  size_t requested_bytes = 0;  // what callers asked for (requested_bytes)
-  int64_t counted_blocks = 0;  // allocation.all.current
-  int64_t counted_bytes = 0;   // allocated_bytes.all.current
+  size_t bytes = 0;                     // block sizes (allocated_bytes)
+  size_t requested_bytes = 0;           // what callers asked for (requested_bytes)
+  int64_t counted_blocks = 0;           // allocation.all.current
+  int64_t counted_bytes = 0;            // allocated_bytes.all.current
   int64_t counted_requested_bytes = 0;  // requested_bytes.all.current
 };
 LiveBlockTotals device_allocator_live_totals(c10::DeviceIndex device);

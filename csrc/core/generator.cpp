@@ -25,9 +25,7 @@ void AxonGeneratorImpl::set_current_seed(uint64_t seed) {
   offset_ = 0;
 }
 
-uint64_t AxonGeneratorImpl::current_seed() const {
-  return seed_;
-}
+uint64_t AxonGeneratorImpl::current_seed() const { return seed_; }
 
 uint64_t AxonGeneratorImpl::seed() {
   std::random_device entropy;
@@ -36,17 +34,13 @@ uint64_t AxonGeneratorImpl::seed() {
   return fresh;
 }
 
-void AxonGeneratorImpl::set_offset(uint64_t offset) {
-  offset_ = offset;
-}
+void AxonGeneratorImpl::set_offset(uint64_t offset) { offset_ = offset; }
 
-uint64_t AxonGeneratorImpl::get_offset() const {
-  return offset_;
-}
+uint64_t AxonGeneratorImpl::get_offset() const { return offset_; }
 
 c10::intrusive_ptr<c10::TensorImpl> AxonGeneratorImpl::get_state() const {
-  auto state = at::detail::empty_cpu({static_cast<int64_t>(kStateBytes)}, c10::ScalarType::Byte,
-                                     std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+  auto state = at::detail::empty_cpu({static_cast<int64_t>(kStateBytes)}, c10::ScalarType::Byte, std::nullopt,
+                                     std::nullopt, std::nullopt, std::nullopt);
   auto* bytes = state.data_ptr<uint8_t>();
   std::memcpy(bytes, &seed_, sizeof(uint64_t));
   std::memcpy(bytes + sizeof(uint64_t), &offset_, sizeof(uint64_t));
@@ -55,9 +49,8 @@ c10::intrusive_ptr<c10::TensorImpl> AxonGeneratorImpl::get_state() const {
 
 void AxonGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
   at::detail::check_rng_state(new_state);
-  TORCH_CHECK_VALUE(
-      static_cast<size_t>(new_state.numel()) == kStateBytes,
-      "[axon] RNG state must be ", kStateBytes, " bytes (seed, offset), got ", new_state.numel());
+  TORCH_CHECK_VALUE(static_cast<size_t>(new_state.numel()) == kStateBytes, "[axon] RNG state must be ", kStateBytes,
+                    " bytes (seed, offset), got ", new_state.numel());
   const auto* bytes = new_state.data_dtype_initialized<uint8_t>();
   std::memcpy(&seed_, bytes, sizeof(uint64_t));
   std::memcpy(&offset_, bytes + sizeof(uint64_t), sizeof(uint64_t));
@@ -95,10 +88,9 @@ at::Generator make_generator(c10::DeviceIndex device) {
 
 AxonGeneratorImpl* resolve_generator(const std::optional<at::Generator>& requested, c10::DeviceIndex device) {
   if (requested.has_value() && requested->defined()) {
-    TORCH_CHECK_VALUE(
-        requested->device().type() == c10::DeviceType::PrivateUse1,
-        "[axon] expected a generator for device axon, got one for ", requested->device(),
-        " (create it with torch.Generator(device='axon'))");
+    TORCH_CHECK_VALUE(requested->device().type() == c10::DeviceType::PrivateUse1,
+                      "[axon] expected a generator for device axon, got one for ", requested->device(),
+                      " (create it with torch.Generator(device='axon'))");
     return at::check_generator<AxonGeneratorImpl>(requested);
   }
   return at::check_generator<AxonGeneratorImpl>(default_generator(device));

@@ -33,9 +33,7 @@ class AxonGeneratorImpl final : public c10::GeneratorImpl {
   // must not be called with that lock held.
   std::pair<uint64_t, uint64_t> reserve_blocks(uint64_t blocks);
 
-  static c10::DeviceType device_type() {
-    return c10::DeviceType::PrivateUse1;
-  }
+  static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
 
  private:
   AxonGeneratorImpl* clone_impl() const override;

@@ -11,16 +11,12 @@
 namespace axon {
 namespace {
 
-axon_event as_event(void* event) {
-  return static_cast<axon_event>(event);
-}
+axon_event as_event(void* event) { return static_cast<axon_event>(event); }
 
 struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   static constexpr c10::DeviceType kType = c10::DeviceType::PrivateUse1;
 
-  c10::DeviceType type() const override {
-    return kType;
-  }
+  c10::DeviceType type() const override { return kType; }
 
   c10::Device exchangeDevice(c10::Device device) const override {
     TORCH_CHECK_VALUE(device.type() == kType, "[axon] expected an axon device, got ", device);
@@ -31,9 +27,7 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     return c10::Device(kType, previous);
   }
 
-  c10::Device getDevice() const override {
-    return c10::Device(kType, current_device());
-  }
+  c10::Device getDevice() const override { return c10::Device(kType, current_device()); }
 
   void setDevice(c10::Device device) const override {
     TORCH_CHECK_VALUE(device.type() == kType, "[axon] expected an axon device, got ", device);
@@ -48,13 +42,9 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     }
   }
 
-  c10::Stream getStream(c10::Device device) const override {
-    return current_stream(device.index());
-  }
+  c10::Stream getStream(c10::Device device) const override { return current_stream(device.index()); }
 
-  c10::Stream getDefaultStream(c10::Device device) const override {
-    return default_stream(device.index());
-  }
+  c10::Stream getDefaultStream(c10::Device device) const override { return default_stream(device.index()); }
 
   c10::Stream getNewStream(c10::Device device, int priority) const override {
     return stream_from_pool(device.index(), priority);
@@ -70,9 +60,7 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     return previous;
   }
 
-  c10::DeviceIndex deviceCount() const noexcept override {
-    return device_count();
-  }
+  c10::DeviceIndex deviceCount() const noexcept override { return device_count(); }
 
   bool queryStream(const c10::Stream& stream) const override {
     const axon_status status = axon_stream_query(stream_handle(stream));
@@ -93,10 +81,9 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
               const c10::EventFlag flag) const override {
-    TORCH_CHECK_VALUE(
-        device_index == -1 || device_index == stream.device_index(),
-        "[axon] event of device axon:", static_cast<int>(device_index),
-        " cannot be recorded on a stream of device ", stream.device());
+    TORCH_CHECK_VALUE(device_index == -1 || device_index == stream.device_index(),
+                      "[axon] event of device axon:", static_cast<int>(device_index),
+                      " cannot be recorded on a stream of device ", stream.device());
     if (*event == nullptr) {
       axon_event created = nullptr;
       const unsigned flags = flag == c10::EventFlag::BACKEND_DEFAULT ? AXON_EVENT_TIMING : AXON_EVENT_DEFAULT;
@@ -139,9 +126,8 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 
   double elapsedTime(void* start, void* end, const c10::DeviceIndex /*device_index*/) const override {
-    TORCH_CHECK_VALUE(
-        start != nullptr && end != nullptr,
-        "[axon] elapsed_time needs both events to have been recorded first");
+    TORCH_CHECK_VALUE(start != nullptr && end != nullptr,
+                      "[axon] elapsed_time needs both events to have been recorded first");
     float milliseconds = 0;
     AXON_CHECK(axon_event_elapsed_time(as_event(start), as_event(end), &milliseconds),
                "measuring the time between events (create both with enable_timing=True, record, "

@@ -15,13 +15,9 @@ namespace axon {
 namespace {
 
 struct AxonHooks final : public at::PrivateUse1HooksInterface {
-  bool isBuilt() const override {
-    return true;
-  }
+  bool isBuilt() const override { return true; }
 
-  bool isAvailable() const override {
-    return device_count() > 0;
-  }
+  bool isAvailable() const override { return device_count() > 0; }
 
   bool hasPrimaryContext(c10::DeviceIndex device_index) const override {
     return device_index >= 0 && device_index < device_count();
@@ -29,17 +25,11 @@ struct AxonHooks final : public at::PrivateUse1HooksInterface {
 
   void init() const override {}
 
-  c10::DeviceIndex deviceCount() const override {
-    return device_count();
-  }
+  c10::DeviceIndex deviceCount() const override { return device_count(); }
 
-  void setCurrentDevice(c10::DeviceIndex device) const override {
-    set_current_device(device);
-  }
+  void setCurrentDevice(c10::DeviceIndex device) const override { set_current_device(device); }
 
-  c10::DeviceIndex getCurrentDevice() const override {
-    return current_device();
-  }
+  c10::DeviceIndex getCurrentDevice() const override { return current_device(); }
 
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex device) const override {
     const auto previous = current_device();
@@ -47,18 +37,14 @@ struct AxonHooks final : public at::PrivateUse1HooksInterface {
     return previous;
   }
 
-  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex device) const override {
-    return exchangeDevice(device);
-  }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex device) const override { return exchangeDevice(device); }
 
   bool isPinnedPtr(const void* data) const override {
     int pinned = 0;
     return axon_host_pointer_is_pinned(data, &pinned) == AXON_SUCCESS && pinned != 0;
   }
 
-  at::Allocator* getPinnedMemoryAllocator() const override {
-    return pinned_memory_allocator();
-  }
+  at::Allocator* getPinnedMemoryAllocator() const override { return pinned_memory_allocator(); }
 
   at::Device getDeviceFromPtr(void* data) const override {
     int device = -1;
@@ -70,9 +56,7 @@ struct AxonHooks final : public at::PrivateUse1HooksInterface {
     return default_generator(device_index);
   }
 
-  at::Generator getNewGenerator(c10::DeviceIndex device_index) const override {
-    return make_generator(device_index);
-  }
+  at::Generator getNewGenerator(c10::DeviceIndex device_index) const override { return make_generator(device_index); }
 
   // Grows or shrinks a storage in place (Tensor.resize_, set_, untyped
   // storage resize_), keeping the old bytes that still fit.

@@ -19,9 +19,7 @@ class HostUseEvent {
       throw_status(status, "recording a pinned-memory event");
     }
   }
-  HostUseEvent(HostUseEvent&& other) noexcept : event_(other.event_) {
-    other.event_ = nullptr;
-  }
+  HostUseEvent(HostUseEvent&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
   HostUseEvent& operator=(HostUseEvent&& other) noexcept {
     std::swap(event_, other.event_);
     return *this;
@@ -34,9 +32,7 @@ class HostUseEvent {
     }
   }
 
-  bool completed() const {
-    return event_ == nullptr || axon_event_query(event_) != AXON_ERROR_NOT_READY;
-  }
+  bool completed() const { return event_ == nullptr || axon_event_query(event_) != AXON_ERROR_NOT_READY; }
 
  private:
   axon_event event_ = nullptr;
@@ -48,21 +44,15 @@ struct PinnedHostAllocatorImpl final : public at::CachingHostAllocatorImpl<c10::
     AXON_CHECK(axon_host_allocate(size, ptr), "allocating pinned host memory");
   }
 
-  void free_block(at::HostBlock<c10::Stream>* block) override {
-    axon_host_free(block->ptr_);
-  }
+  void free_block(at::HostBlock<c10::Stream>* block) override { axon_host_free(block->ptr_); }
 
   void record_stream(std::optional<std::vector<HostUseEvent>>& events, c10::Stream stream) override {
     events->emplace_back(stream);
   }
 
-  bool query_event(HostUseEvent& event) override {
-    return event.completed();
-  }
+  bool query_event(HostUseEvent& event) override { return event.completed(); }
 
-  c10::Stream get_current_stream() const override {
-    return current_stream(current_device());
-  }
+  c10::Stream get_current_stream() const override { return current_stream(current_device()); }
 
   bool stream_is_capturing(c10::Stream /*stream*/) const override {
     return false;  // axon has no graph capture
@@ -77,9 +67,7 @@ DECLARE_HOST_ALLOCATOR(PinnedHostAllocator, PinnedHostAllocatorImpl, free_pinned
 
 REGISTER_HOST_ALLOCATOR(c10::DeviceType::PrivateUse1, &pinned_host_allocator)
 
-at::HostAllocator* pinned_memory_allocator() {
-  return &pinned_host_allocator;
-}
+at::HostAllocator* pinned_memory_allocator() { return &pinned_host_allocator; }
 
 void pinned_memory_record_use(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
   pinned_host_allocator.record_event(data_ptr.get(), data_ptr.get_context(), stream);

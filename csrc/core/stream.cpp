@@ -63,9 +63,8 @@ thread_local std::vector<c10::StreamId> thread_current_stream_ids;
 }  // namespace
 
 axon_stream stream_handle(const c10::Stream& stream) {
-  TORCH_CHECK_VALUE(
-      stream.device_type() == c10::DeviceType::PrivateUse1,
-      "[axon] expected an axon stream, got a stream of device ", stream.device());
+  TORCH_CHECK_VALUE(stream.device_type() == c10::DeviceType::PrivateUse1,
+                    "[axon] expected an axon stream, got a stream of device ", stream.device());
   auto& streams = device_streams(stream.device_index());
   const auto id = stream.id();
   if (id == 0) {
@@ -80,9 +79,8 @@ axon_stream stream_handle(const c10::Stream& stream) {
   if (id > 0 && id < kMaxStreamsPerDevice) {
     handle = streams.handles[id].load(std::memory_order_acquire);
   }
-  TORCH_CHECK_VALUE(
-      handle != nullptr, "[axon] unknown stream id ", id, " on device ", stream.device(),
-      ": streams must come from torch.axon.Stream / torch.Stream");
+  TORCH_CHECK_VALUE(handle != nullptr, "[axon] unknown stream id ", id, " on device ", stream.device(),
+                    ": streams must come from torch.axon.Stream / torch.Stream");
   return handle;
 }
 
@@ -100,9 +98,7 @@ c10::Stream current_stream(c10::DeviceIndex device) {
   return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, device), id);
 }
 
-axon_stream current_stream_handle(c10::DeviceIndex device) {
-  return stream_handle(current_stream(device));
-}
+axon_stream current_stream_handle(c10::DeviceIndex device) { return stream_handle(current_stream(device)); }
 
 void set_current_stream(const c10::Stream& stream) {
   stream_handle(stream);  // validates device and id

@@ -18,7 +18,8 @@ namespace {
 
 std::string describe_call(const std::string& fallback_name, const int64_t* fingerprint) {
   const auto type = static_cast<c10d::OpType>(fingerprint[0]);
-  std::string what = c10::str(c10d::opTypeToString(type), " of ", c10::toString(static_cast<c10::ScalarType>(fingerprint[1])));
+  std::string what =
+      c10::str(c10d::opTypeToString(type), " of ", c10::toString(static_cast<c10::ScalarType>(fingerprint[1])));
   if (fingerprint[2] >= 0) what += c10::str(" with ", fingerprint[2], " elements");
   return what;
 }
@@ -44,9 +45,8 @@ void verify_agreement(c10d::Backend& transport, const std::string& name, const s
   }
   if (!disagreement.empty()) {
     C10_THROW_ERROR(DistBackendError,
-                    c10::str("the ranks called different collectives: this rank (", transport.getRank(),
-                             ") called ", describe_call(name, mine.data()), disagreement,
-                             ". No data was exchanged."));
+                    c10::str("the ranks called different collectives: this rank (", transport.getRank(), ") called ",
+                             describe_call(name, mine.data()), disagreement, ". No data was exchanged."));
   }
 }
 
@@ -74,8 +74,9 @@ void CollectiveCall::check(const at::Tensor& tensor, const char* role) {
   TORCH_CHECK_VALUE(tensor.layout() == c10::kStrided, "[axon ", name_, "] expected strided ", role,
                     " tensors, got layout ", tensor.layout());
   if (device_) {
-    TORCH_CHECK_VALUE(tensor.device().index() == *device_, "[axon ", name_, "] expected every tensor on axon:",
-                      static_cast<int>(*device_), ", got a tensor on ", tensor.device().str(), " as ", role);
+    TORCH_CHECK_VALUE(tensor.device().index() == *device_, "[axon ", name_,
+                      "] expected every tensor on axon:", static_cast<int>(*device_), ", got a tensor on ",
+                      tensor.device().str(), " as ", role);
   } else {
     begin(tensor.device().index());
   }
@@ -233,9 +234,7 @@ void CollectiveCall::agree_on(c10::ScalarType dtype, int64_t elements) {
   };
 }
 
-void CollectiveCall::after_transport(std::function<void()> step) {
-  job_->finish_steps.push_back(std::move(step));
-}
+void CollectiveCall::after_transport(std::function<void()> step) { job_->finish_steps.push_back(std::move(step)); }
 
 void CollectiveCall::average_after(const at::Tensor& tensor) {
   const int64_t size = group_.getSize();

@@ -35,8 +35,7 @@ std::exception_ptr describe_failure(const CollectiveWork& work, const char* stag
 
 }  // namespace
 
-CollectiveRunner::CollectiveRunner()
-    : launcher_([this] { run_launcher(); }), completer_([this] { run_completer(); }) {}
+CollectiveRunner::CollectiveRunner() : launcher_([this] { run_launcher(); }), completer_([this] { run_completer(); }) {}
 
 CollectiveRunner::~CollectiveRunner() {
   {
@@ -111,8 +110,8 @@ void CollectiveRunner::launch_job(CollectiveJob& job) {
   job.inputs_ready = nullptr;
   if (job.work->isCompleted()) return;  // the check failed
   if (reached != AXON_SUCCESS) {
-    job.work->fail(make_backend_error(c10::str("[axon] ", job.work->describe(),
-                                               " could not wait for its inputs: ", axon_status_name(reached))));
+    job.work->fail(make_backend_error(
+        c10::str("[axon] ", job.work->describe(), " could not wait for its inputs: ", axon_status_name(reached))));
     return;
   }
   stage = "starting the transport";

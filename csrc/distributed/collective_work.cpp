@@ -30,8 +30,7 @@ std::exception_ptr make_backend_error(const std::string& message) {
 }
 
 CollectiveWork::CollectiveWork(int rank, c10d::OpType type, std::string name, c10::Device device,
-                               std::vector<at::Tensor> outputs, std::chrono::milliseconds timeout,
-                               uint64_t sequence)
+                               std::vector<at::Tensor> outputs, std::chrono::milliseconds timeout, uint64_t sequence)
     : c10d::Work(rank, type, profiling_title(name)),
       name_(std::move(name)),
       device_(device),
@@ -80,9 +79,9 @@ bool CollectiveWork::wait(std::chrono::milliseconds timeout) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!cv_.wait_for(lock, limit, [this] { return completed_; })) {
-      std::rethrow_exception(make_backend_error(c10::str(
-          "[axon] ", describe(), " did not complete within ", limit.count(),
-          " ms: a peer may have died, be stuck, or not have called the same collective")));
+      std::rethrow_exception(
+          make_backend_error(c10::str("[axon] ", describe(), " did not complete within ", limit.count(),
+                                      " ms: a peer may have died, be stuck, or not have called the same collective")));
     }
     if (exception_) std::rethrow_exception(exception_);
   }

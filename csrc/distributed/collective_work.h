@@ -35,8 +35,8 @@ class CollectiveWork : public c10d::Work {
  public:
   // `name` is the collective's user-facing name ("all_reduce"), used in
   // error messages; `outputs` are what result() and the future return.
-  CollectiveWork(int rank, c10d::OpType type, std::string name, c10::Device device,
-                 std::vector<at::Tensor> outputs, std::chrono::milliseconds timeout, uint64_t sequence);
+  CollectiveWork(int rank, c10d::OpType type, std::string name, c10::Device device, std::vector<at::Tensor> outputs,
+                 std::chrono::milliseconds timeout, uint64_t sequence);
 
   bool isCompleted() override;
   bool isSuccess() const override;

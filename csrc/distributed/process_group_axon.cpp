@@ -117,9 +117,7 @@ const ProcessGroupAxon::DeviceStreams& ProcessGroupAxon::streams_of(c10::DeviceI
 
 c10::Stream ProcessGroupAxon::issue_stream(c10::DeviceIndex device) { return streams_of(device).issue; }
 
-c10::Stream ProcessGroupAxon::completion_stream(c10::DeviceIndex device) {
-  return streams_of(device).completion;
-}
+c10::Stream ProcessGroupAxon::completion_stream(c10::DeviceIndex device) { return streams_of(device).completion; }
 
 void ProcessGroupAxon::submit(std::unique_ptr<CollectiveJob> job, bool synchronous) {
   {

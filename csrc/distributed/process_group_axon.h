@@ -57,8 +57,7 @@ class ProcessGroupAxon : public c10d::Backend {
  public:
   // `transport` must be a backend over the same ranks (ProcessGroupGloo),
   // created with its own store prefix.
-  ProcessGroupAxon(int rank, int size, std::chrono::milliseconds timeout,
-                   c10::intrusive_ptr<c10d::Backend> transport);
+  ProcessGroupAxon(int rank, int size, std::chrono::milliseconds timeout, c10::intrusive_ptr<c10d::Backend> transport);
   ~ProcessGroupAxon() override;
 
   const std::string getBackendName() const override { return "axon"; }
@@ -70,8 +69,7 @@ class ProcessGroupAxon : public c10d::Backend {
   void setTimeout(std::chrono::milliseconds timeout) override;
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
-  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
-                                          const std::vector<int>& ranks,
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<Options>& options) override;
   void setSequenceNumberForGroup() override;
   uint64_t getSequenceNumberForGroup() override;
@@ -96,10 +94,9 @@ class ProcessGroupAxon : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                                  std::vector<at::Tensor>& inputs,
                                                                  const c10d::AllgatherOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
-                                        std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
-                                         std::vector<std::vector<at::Tensor>>& inputs,
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
                                          const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                                 std::vector<std::vector<at::Tensor>>& inputs,

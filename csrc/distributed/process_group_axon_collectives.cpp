@@ -84,9 +84,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allreduce(std::vector<at::Tenso
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit(
-      [transport = transport_, buffers, transport_opts]() mutable { return transport->allreduce(buffers, transport_opts); },
-      tensors);
+  return call.submit([transport = transport_, buffers,
+                      transport_opts]() mutable { return transport->allreduce(buffers, transport_opts); },
+                     tensors);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allreduce_coalesced(std::vector<at::Tensor>& tensors,
@@ -100,9 +100,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allreduce_coalesced(std::vector
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit([transport = transport_, buffers, transport_opts]() mutable {
-    return transport->allreduce_coalesced(buffers, transport_opts);
-  }, tensors);
+  return call.submit([transport = transport_, buffers,
+                      transport_opts]() mutable { return transport->allreduce_coalesced(buffers, transport_opts); },
+                     tensors);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce(std::vector<at::Tensor>& tensors,
@@ -118,9 +118,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce(std::vector<at::Tensor>&
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(tensors[0].scalar_type(), total_elements(tensors));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit(
-      [transport = transport_, buffers, transport_opts]() mutable { return transport->reduce(buffers, transport_opts); },
-      tensors);
+  return call.submit([transport = transport_, buffers,
+                      transport_opts]() mutable { return transport->reduce(buffers, transport_opts); },
+                     tensors);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -132,9 +132,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather(std::vector<std::vect
   auto out = stage_output_lists(call, outputs);
   call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit(
-      [transport = transport_, out, in, opts]() mutable { return transport->allgather(out, in, opts); },
-      flatten(outputs));
+  return call.submit([transport = transport_, out, in, opts]() mutable { return transport->allgather(out, in, opts); },
+                     flatten(outputs));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_allgather_base(at::Tensor& output, at::Tensor& input,
@@ -145,8 +144,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_allgather_base(at::Tensor& out
   TORCH_CHECK_VALUE(output.numel() == input.numel() * getSize(), "[axon all_gather_into_tensor] expected an output of ",
                     input.numel() * getSize(), " elements (input numel x world size ", getSize(), "), got ",
                     output.numel());
-  TORCH_CHECK_TYPE(output.scalar_type() == input.scalar_type(), "[axon all_gather_into_tensor] expected the output dtype ",
-                   input.scalar_type(), " of the input, got ", output.scalar_type());
+  TORCH_CHECK_TYPE(output.scalar_type() == input.scalar_type(),
+                   "[axon all_gather_into_tensor] expected the output dtype ", input.scalar_type(),
+                   " of the input, got ", output.scalar_type());
   call.agree_on(input.scalar_type(), input.numel());
   call.set_synchronous(!opts.asyncOp);
   return call.submit(
@@ -177,9 +177,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::allgather_into_tensor_coalesced
   auto out = stage_outputs(call, outputs);
   call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit([transport = transport_, out, in, opts]() mutable {
-    return transport->allgather_into_tensor_coalesced(out, in, opts);
-  }, outputs);
+  return call.submit([transport = transport_, out, in,
+                      opts]() mutable { return transport->allgather_into_tensor_coalesced(out, in, opts); },
+                     outputs);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::gather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -191,9 +191,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::gather(std::vector<std::vector<
   auto out = stage_output_lists(call, outputs);
   call.agree_on(inputs[0].scalar_type(), total_elements(inputs));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit(
-      [transport = transport_, out, in, opts]() mutable { return transport->gather(out, in, opts); },
-      flatten(outputs));
+  return call.submit([transport = transport_, out, in, opts]() mutable { return transport->gather(out, in, opts); },
+                     flatten(outputs));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::scatter(std::vector<at::Tensor>& outputs,
@@ -205,8 +204,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::scatter(std::vector<at::Tensor>
   auto in = stage_input_lists(call, inputs);
   call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit(
-      [transport = transport_, out, in, opts]() mutable { return transport->scatter(out, in, opts); }, outputs);
+  return call.submit([transport = transport_, out, in, opts]() mutable { return transport->scatter(out, in, opts); },
+                     outputs);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -228,9 +227,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter(std::vector<at::
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit([transport = transport_, out, in, transport_opts]() mutable {
-    return transport->reduce_scatter(out, in, transport_opts);
-  }, outputs);
+  return call.submit([transport = transport_, out, in,
+                      transport_opts]() mutable { return transport->reduce_scatter(out, in, transport_opts); },
+                     outputs);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -243,15 +242,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::_reduce_scatter_base(at::Tensor
   TORCH_CHECK_VALUE(input.numel() == output.numel() * getSize(), "[axon reduce_scatter_tensor] expected an input of ",
                     output.numel() * getSize(), " elements (output numel x world size ", getSize(), "), got ",
                     input.numel());
-  TORCH_CHECK_TYPE(output.scalar_type() == input.scalar_type(), "[axon reduce_scatter_tensor] expected the output dtype ",
-                   input.scalar_type(), " of the input, got ", output.scalar_type());
+  TORCH_CHECK_TYPE(output.scalar_type() == input.scalar_type(),
+                   "[axon reduce_scatter_tensor] expected the output dtype ", input.scalar_type(),
+                   " of the input, got ", output.scalar_type());
   c10d::ReduceScatterOptions transport_opts = opts;
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(output.scalar_type(), output.numel());
   call.set_synchronous(!opts.asyncOp);
-  return call.submit([transport = transport_, out, in, transport_opts]() mutable {
-    return transport->_reduce_scatter_base(out, in, transport_opts);
-  }, {output});
+  return call.submit([transport = transport_, out, in,
+                      transport_opts]() mutable { return transport->_reduce_scatter_base(out, in, transport_opts); },
+                     {output});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter_tensor_coalesced(
@@ -269,9 +269,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::reduce_scatter_tensor_coalesced
   transport_opts.reduceOp = plan.transport_op;
   call.agree_on(outputs[0].scalar_type(), total_elements(outputs));
   call.set_synchronous(!opts.asyncOp);
-  return call.submit([transport = transport_, out, in, transport_opts]() mutable {
-    return transport->reduce_scatter_tensor_coalesced(out, in, transport_opts);
-  }, outputs);
+  return call.submit(
+      [transport = transport_, out, in, transport_opts]() mutable {
+        return transport->reduce_scatter_tensor_coalesced(out, in, transport_opts);
+      },
+      outputs);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall_base(at::Tensor& output, at::Tensor& input,
@@ -295,9 +297,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall_base(at::Tensor& outpu
   check_splits(input_split_sizes, input, "input");
   call.agree_on(input.scalar_type(), -1);
   call.set_synchronous(!opts.asyncOp);
-  return call.submit([transport = transport_, out, in, output_split_sizes, input_split_sizes, opts]() mutable {
-    return transport->alltoall_base(out, in, output_split_sizes, input_split_sizes, opts);
-  }, {output});
+  return call.submit(
+      [transport = transport_, out, in, output_split_sizes, input_split_sizes, opts]() mutable {
+        return transport->alltoall_base(out, in, output_split_sizes, input_split_sizes, opts);
+      },
+      {output});
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall(std::vector<at::Tensor>& outputs,
@@ -314,16 +318,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall(std::vector<at::Tensor
   std::vector<int64_t> input_splits, output_splits;
   for (auto& tensor : inputs) {
     call.input(tensor);  // checks and protects it
-    TORCH_CHECK_TYPE(tensor.scalar_type() == inputs[0].scalar_type(), "[axon all_to_all] expected every tensor of dtype ",
-                     inputs[0].scalar_type(), ", got ", tensor.scalar_type());
+    TORCH_CHECK_TYPE(tensor.scalar_type() == inputs[0].scalar_type(),
+                     "[axon all_to_all] expected every tensor of dtype ", inputs[0].scalar_type(), ", got ",
+                     tensor.scalar_type());
     flat_inputs.push_back(tensor.reshape({-1}));
     input_splits.push_back(tensor.numel());
   }
   int64_t output_elements = 0;
   for (auto& tensor : outputs) {
     call.input(tensor);
-    TORCH_CHECK_TYPE(tensor.scalar_type() == inputs[0].scalar_type(), "[axon all_to_all] expected every tensor of dtype ",
-                     inputs[0].scalar_type(), ", got ", tensor.scalar_type());
+    TORCH_CHECK_TYPE(tensor.scalar_type() == inputs[0].scalar_type(),
+                     "[axon all_to_all] expected every tensor of dtype ", inputs[0].scalar_type(), ", got ",
+                     tensor.scalar_type());
     output_splits.push_back(tensor.numel());
     output_elements += tensor.numel();
   }
@@ -340,9 +346,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall(std::vector<at::Tensor
   });
   call.agree_on(inputs[0].scalar_type(), -1);
   call.set_synchronous(!opts.asyncOp);
-  return call.submit([transport = transport_, out, in, output_splits, input_splits, opts]() mutable {
-    return transport->alltoall_base(out, in, output_splits, input_splits, opts);
-  }, outputs);
+  return call.submit([transport = transport_, out, in, output_splits, input_splits,
+                      opts]() mutable { return transport->alltoall_base(out, in, output_splits, input_splits, opts); },
+                     outputs);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) {

@@ -67,8 +67,7 @@ void* import_host_bytes(void* host_data, size_t bytes, c10::DeviceIndex device) 
 
 // A new axon storage over `host_storage`'s bytes; the caller has registered
 // adoption `id` for them.
-c10::Storage import_storage(const c10::Storage& host_storage, void* host_data, c10::DeviceIndex device,
-                            uint64_t id) {
+c10::Storage import_storage(const c10::Storage& host_storage, void* host_data, c10::DeviceIndex device, uint64_t id) {
   const size_t bytes = host_storage.nbytes();
   void* device_pointer = import_host_bytes(host_data, bytes, device);
   // Runs once no queued work uses the memory any more. Capturing the CPU
@@ -98,8 +97,8 @@ c10::Storage adopt_storage(const c10::Storage& host_storage, c10::DeviceIndex de
   if (host_data == nullptr) {
     // Nothing to import: an empty storage, as the allocator gives for 0 bytes.
     return c10::Storage(c10::Storage::use_byte_size_t(), 0,
-                        c10::DataPtr(nullptr, c10::Device(c10::DeviceType::PrivateUse1, device)),
-                        device_allocator(), /*resizable=*/true);
+                        c10::DataPtr(nullptr, c10::Device(c10::DeviceType::PrivateUse1, device)), device_allocator(),
+                        /*resizable=*/true);
   }
   AdoptionRegistry& adopted = registry();
   std::unique_lock<std::mutex> lock(adopted.mutex);
@@ -109,9 +108,9 @@ c10::Storage adopt_storage(const c10::Storage& host_storage, c10::DeviceIndex de
       if (auto alive = entry->second.storage->lock()) {
         TORCH_CHECK_VALUE(entry->second.device == device && entry->second.bytes == bytes,
                           "[adopt_host_tensor] expected bytes not adopted elsewhere, got a CPU storage of ", bytes,
-                          " bytes at ", host_data, " whose bytes are already adopted on axon:",
-                          static_cast<int>(entry->second.device), " as a ", entry->second.bytes,
-                          "-byte storage; adopt them once and take views of that tensor");
+                          " bytes at ", host_data,
+                          " whose bytes are already adopted on axon:", static_cast<int>(entry->second.device), " as a ",
+                          entry->second.bytes, "-byte storage; adopt them once and take views of that tensor");
         return c10::Storage(std::move(alive));
       }
     }
@@ -138,8 +137,7 @@ c10::Storage adopt_storage(const c10::Storage& host_storage, c10::DeviceIndex de
 
 // A tensor of `dispatch_key` over `storage` with `like`'s geometry and flags.
 at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey dispatch_key, const at::Tensor& like) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(dispatch_key),
-                                                   like.dtype());
+  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(dispatch_key), like.dtype());
   impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
   at::Tensor tensor(std::move(impl));
   // Lazy conjugation / negation are flags on the tensor, not in the bytes.
@@ -157,7 +155,8 @@ at::Tensor adopt_host_tensor(const at::Tensor& cpu_tensor, c10::DeviceIndex devi
   TORCH_CHECK_VALUE(cpu_tensor.layout() == c10::kStrided, "[adopt_host_tensor] expected a strided tensor, got layout ",
                     cpu_tensor.layout());
   check_device_index(device);
-  TORCH_CHECK_NOT_IMPLEMENTED(driver_capability(device, AXON_CAPABILITY_IMPORT_HOST_MEMORY), "[adopt_host_tensor] driver \"", axon_driver_name(),
+  TORCH_CHECK_NOT_IMPLEMENTED(driver_capability(device, AXON_CAPABILITY_IMPORT_HOST_MEMORY),
+                              "[adopt_host_tensor] driver \"", axon_driver_name(),
                               "\" cannot import host memory as device memory: copy the tensor to axon instead");
   return tensor_over(adopt_storage(cpu_tensor.storage(), device), c10::DispatchKey::PrivateUse1, cpu_tensor);
 }
@@ -176,8 +175,8 @@ at::Tensor owning_host_alias(const at::Tensor& device_tensor) {
     AXON_CHECK(axon_memory_host_view(device_storage.data(), &host_data), "mapping device memory to the host");
   }
   auto* owner = new c10::Storage(device_storage);
-  c10::DataPtr data_ptr(host_data, owner, [](void* context) { delete static_cast<c10::Storage*>(context); },
-                        c10::Device(c10::kCPU));
+  c10::DataPtr data_ptr(
+      host_data, owner, [](void* context) { delete static_cast<c10::Storage*>(context); }, c10::Device(c10::kCPU));
   c10::Storage host_storage(c10::Storage::use_byte_size_t(), device_storage.nbytes(), std::move(data_ptr),
                             /*allocator=*/nullptr, /*resizable=*/false);
   return tensor_over(std::move(host_storage), c10::DispatchKey::CPU, device_tensor);

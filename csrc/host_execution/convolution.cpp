@@ -57,8 +57,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     c10::IntArrayRef output_padding, int64_t groups) {
   const c10::DeviceGuard guard(input.device());
   // Shape and argument checks happen here, on the caller's thread.
-  const at::Tensor meta_output = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride,
-                                                 padding, dilation, transposed, output_padding, groups);
+  const at::Tensor meta_output = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride, padding,
+                                                 dilation, transposed, output_padding, groups);
   at::Tensor output = allocate_like(meta_output, input.device(), cpu_result_format(input, weight));
   HostAliases aliases;
   std::optional<at::Tensor> bias_alias;
@@ -90,27 +90,26 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const c10::DeviceGuard guard(input.device());
   const std::vector<int64_t> bias_sizes{weight.size(transposed ? 1 : 0) * (transposed ? groups : 1)};
   const auto [meta_input, meta_weight, meta_bias] =
-      at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride,
-                               padding, dilation, transposed, output_padding, groups, output_mask);
+      at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride, padding,
+                               dilation, transposed, output_padding, groups, output_mask);
   const c10::MemoryFormat format = cpu_result_format(input, weight);
   at::Tensor grad_input = allocate_like(meta_input, input.device(), format);
   at::Tensor grad_weight = allocate_like(meta_weight, input.device(), format);
   at::Tensor grad_bias = allocate_like(meta_bias, input.device(), c10::MemoryFormat::Contiguous);
   HostAliases aliases;
-  launch_on_stream(
-      current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable",
-      [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
-       output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
-       input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
-       grad_input_alias = aliases.alias(grad_input), grad_weight_alias = aliases.alias(grad_weight),
-       grad_bias_alias = aliases.alias(grad_bias)]() {
-        const auto [input_result, weight_result, bias_result] =
-            at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride, padding,
-                                     dilation, transposed, output_padding, groups, output_mask);
-        copy_if_defined(grad_input_alias, input_result);
-        copy_if_defined(grad_weight_alias, weight_result);
-        copy_if_defined(grad_bias_alias, bias_result);
-      });
+  launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable",
+                   [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
+                    output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
+                    input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
+                    grad_input_alias = aliases.alias(grad_input), grad_weight_alias = aliases.alias(grad_weight),
+                    grad_bias_alias = aliases.alias(grad_bias)]() {
+                     const auto [input_result, weight_result, bias_result] =
+                         at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride,
+                                                  padding, dilation, transposed, output_padding, groups, output_mask);
+                     copy_if_defined(grad_input_alias, input_result);
+                     copy_if_defined(grad_weight_alias, weight_result);
+                     copy_if_defined(grad_bias_alias, bias_result);
+                   });
   return {grad_input, grad_weight, grad_bias};
 }
 

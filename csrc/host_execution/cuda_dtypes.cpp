@@ -45,9 +45,9 @@ const std::unordered_map<std::string, Widening>& widenings() {
     const Widening half{{at::kHalf, at::kFloat}, {at::kComplexHalf, at::kComplexFloat}};
     const Widening boolean{{at::kBool, at::kByte}};
     auto* table = new std::unordered_map<std::string, Widening>();
-    for (const char* name : {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "div", "exp", "log",
-                             "logaddexp", "pow", "sin", "sinh", "tan", "tanh", "rsqrt", "sqrt", "lerp", "angle",
-                             "sigmoid", "prod", "sum"}) {
+    for (const char* name :
+         {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos",  "cosh", "div",   "exp",     "log",  "logaddexp",
+          "pow",  "sin",   "sinh", "tan",   "tanh", "rsqrt", "sqrt", "lerp", "angle", "sigmoid", "prod", "sum"}) {
       (*table)[name] = complex_half;
     }
     for (const char* name : {"avg_pool3d", "avg_pool3d_backward", "_upsample_bilinear2d_aa",
@@ -104,9 +104,7 @@ c10::IValue narrowed(const c10::IValue& value, const c10::IValue& meta) {
 
 }  // namespace
 
-bool widens_narrow_dtypes(std::string_view name) {
-  return widening_of(name) != nullptr;
-}
+bool widens_narrow_dtypes(std::string_view name) { return widening_of(name) != nullptr; }
 
 void widening_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
@@ -165,7 +163,8 @@ void widening_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (size_t r = 0; r < wide.size(); ++r) {
     c10::IValue result = wide[r];
     for (size_t i = 0; i < num_args; ++i) {
-      if (result.isTensor() && wide_arguments[i].isTensor() && result.toTensor().is_same(wide_arguments[i].toTensor())) {
+      if (result.isTensor() && wide_arguments[i].isTensor() &&
+          result.toTensor().is_same(wide_arguments[i].toTensor())) {
         result = originals[i];  // in-place and out= calls return the argument itself
         break;
       }

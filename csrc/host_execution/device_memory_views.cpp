@@ -55,8 +55,8 @@ bool host_addressable(c10::DeviceIndex device) {
 
 at::Tensor host_alias(const at::Tensor& tensor) {
   if (tensor.defined() && tensor.is_privateuseone()) {
-    TORCH_CHECK_NOT_IMPLEMENTED(host_addressable(tensor.device().index()), "[axon] the memory of ",
-                                tensor.device(), " is not host-addressable (driver \"", axon_driver_name(),
+    TORCH_CHECK_NOT_IMPLEMENTED(host_addressable(tensor.device().index()), "[axon] the memory of ", tensor.device(),
+                                " is not host-addressable (driver \"", axon_driver_name(),
                                 "\"): only kernel bodies may view it; copy it to the host instead");
   }
   HostAliases aliases;

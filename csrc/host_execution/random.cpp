@@ -8,9 +8,9 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
-#include <ATen/native/DistributionTemplates.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/PhiloxRNGEngine.h>
+#include <ATen/native/DistributionTemplates.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/mul.h>
@@ -28,9 +28,7 @@ namespace {
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
-uint64_t blocks_for(int64_t numel) {
-  return static_cast<uint64_t>((numel + 1) / 2);
-}
+uint64_t blocks_for(int64_t numel) { return static_cast<uint64_t>((numel + 1) / 2); }
 
 // Calls draw(index, bits) for every element with its 64 random bits.
 template <typename Draw>
@@ -155,12 +153,14 @@ at::Tensor& fill_random_integers(at::Tensor& self, int64_t from, uint64_t range,
   const auto [seed, first] = reserve(self, generator);
   launch_fill(self, "aten::random_", [seed = seed, first = first, from, range](const at::Tensor& out) {
     AT_DISPATCH_V2(out.scalar_type(), "axon_random_", AT_WRAP([&] {
-      scalar_t* data = out.data_ptr<scalar_t>();
-      for_each_draw(seed, first, out.numel(), [&](int64_t i, uint64_t bits) {
-        const uint64_t offset = range == 0 ? bits : bits % range;
-        data[i] = static_cast<scalar_t>(static_cast<int64_t>(static_cast<uint64_t>(from) + offset));
-      });
-    }), AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+                     scalar_t* data = out.data_ptr<scalar_t>();
+                     for_each_draw(seed, first, out.numel(), [&](int64_t i, uint64_t bits) {
+                       const uint64_t offset = range == 0 ? bits : bits % range;
+                       data[i] = static_cast<scalar_t>(static_cast<int64_t>(static_cast<uint64_t>(from) + offset));
+                     });
+                   }),
+                   AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16, at::kBool,
+                   AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
   });
   return self;
 }
@@ -181,8 +181,9 @@ at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> 
       AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, type, "axon_random_update_from_to", [&] {
         from = templates::update_from<scalar_t>(from);
         upper = templates::update_to<scalar_t>(upper);
-        TORCH_CHECK(from < upper, "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=",
-                    from, " >= to=", upper);
+        TORCH_CHECK(from < upper,
+                    "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got from=", from,
+                    " >= to=", upper);
       });
     }
     templates::check_from_to_in_range(from, upper - 1, self.dtype());
@@ -204,12 +205,13 @@ at::Tensor& random_from_(at::Tensor& self, int64_t from, std::optional<int64_t> 
     to_inclusive = std::numeric_limits<int64_t>::max();  // the largest bound an int64 `to` can name
   } else {
     AT_DISPATCH_V2(type, "axon_random_range", AT_WRAP([&] {
-      if constexpr (std::is_same_v<scalar_t, bool>) {
-        to_inclusive = 1;
-      } else {
-        to_inclusive = static_cast<int64_t>(std::numeric_limits<scalar_t>::max());
-      }
-    }), AT_EXPAND(AT_INTEGRAL_TYPES_V2), at::kBool);
+                     if constexpr (std::is_same_v<scalar_t, bool>) {
+                       to_inclusive = 1;
+                     } else {
+                       to_inclusive = static_cast<int64_t>(std::numeric_limits<scalar_t>::max());
+                     }
+                   }),
+                   AT_EXPAND(AT_INTEGRAL_TYPES_V2), at::kBool);
   }
   templates::check_from_to_in_range(from, to_inclusive, self.dtype());
   return fill_random_integers(self, from, static_cast<uint64_t>(to_inclusive) - static_cast<uint64_t>(from) + 1,
@@ -236,7 +238,8 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
     mask.fill_(true);
     return {output, mask};
   }
-  const auto [seed, first] = resolve_generator(std::nullopt, input.device().index())->reserve_blocks(blocks_for(input.numel()));
+  const auto [seed, first] =
+      resolve_generator(std::nullopt, input.device().index())->reserve_blocks(blocks_for(input.numel()));
   if (input.numel() == 0) {
     return {output, mask};
   }
@@ -246,21 +249,20 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   const at::Tensor mask_alias = aliases.alias(mask);
   launch_on_stream(current_stream_handle(input.device().index()), "aten::native_dropout",
                    [=, seed = seed, first = first]() {
-    const at::Tensor source = input_alias.contiguous();
-    bool* keep = mask_alias.data_ptr<bool>();
-    // The mask is bernoulli_(1 - p) of the same draws, and the scaling
-    // x * (mask / (1 - p)), as in ATen's unfused dropout, which in-place dropout uses:
-    // `dropout(x)` and `dropout(x, inplace=True)` agree after the same seed.
-    const double keep_probability = 1.0 - p;
-    for_each_draw(seed, first, source.numel(), [&](int64_t i, uint64_t bits) {
-      keep[i] = unit_interval(bits) < keep_probability;
-    });
-    if (p < 1.0) {
-      output_alias.copy_(at::mul(source, mask_alias.to(source.scalar_type()).div_(keep_probability)));
-    } else {
-      output_alias.zero_();
-    }
-  });
+                     const at::Tensor source = input_alias.contiguous();
+                     bool* keep = mask_alias.data_ptr<bool>();
+                     // The mask is bernoulli_(1 - p) of the same draws, and the scaling
+                     // x * (mask / (1 - p)), as in ATen's unfused dropout, which in-place dropout uses:
+                     // `dropout(x)` and `dropout(x, inplace=True)` agree after the same seed.
+                     const double keep_probability = 1.0 - p;
+                     for_each_draw(seed, first, source.numel(),
+                                   [&](int64_t i, uint64_t bits) { keep[i] = unit_interval(bits) < keep_probability; });
+                     if (p < 1.0) {
+                       output_alias.copy_(at::mul(source, mask_alias.to(source.scalar_type()).div_(keep_probability)));
+                     } else {
+                       output_alias.zero_();
+                     }
+                   });
   return {output, mask};
 }
 

@@ -10,11 +10,11 @@
 #include "core/device.h"
 #include "core/generator.h"
 #include "core/stream.h"
-#include "ops/argument_tensors.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/stream_launch.h"
+#include "ops/argument_tensors.h"
 #include "ops/operator_plan.h"
 #include "ops/shape_inference.h"
-#include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {
@@ -51,8 +51,7 @@ c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> a
     }
   }
   TORCH_CHECK(device.has_value(), "[axon] ", plan.name, ": expected an axon tensor or device argument");
-  TORCH_CHECK(!offending.has_value(),
-              "Expected all tensors to be on the same device, but found at least two devices, ",
+  TORCH_CHECK(!offending.has_value(), "Expected all tensors to be on the same device, but found at least two devices, ",
               *device, " and ", *offending, "! (in ", plan.name, " on axon)");
   return *device;
 }
@@ -132,8 +131,7 @@ int64_t largest_numel(c10::ArrayRef<c10::IValue> values) {
 // Replaces an axon generator argument by a CPU generator seeded from a fresh
 // range of the axon generator's counters, so results follow manual_seed and
 // get/set_rng_state of the axon device.
-void substitute_generator(torch::jit::Stack& cpu_args, const OperatorPlan& plan, c10::Device device,
-                          int64_t numel) {
+void substitute_generator(torch::jit::Stack& cpu_args, const OperatorPlan& plan, c10::Device device, int64_t numel) {
   if (plan.generator_argument < 0) {
     return;
   }
@@ -284,7 +282,6 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
 
-
   const axon_stream stream = current_stream_handle(device.index());
   std::vector<c10::IValue> results;
   results.reserve(plan.return_argument.size());
@@ -304,16 +301,14 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
 
-  const Strategy strategy = plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant
-      ? Strategy::kCopyBack
-      : plan.strategy;
+  const Strategy strategy =
+      plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant ? Strategy::kCopyBack : plan.strategy;
   switch (strategy) {
     case Strategy::kOutVariant: {
       for (const auto& result : results) cpu_stack.push_back(aliases.alias(result));
-      launch_on_stream(stream, plan.name.c_str(),
-                       [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() mutable {
-                         out_op.callBoxed(cpu_stack);
-                       });
+      launch_on_stream(
+          stream, plan.name.c_str(),
+          [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() mutable { out_op.callBoxed(cpu_stack); });
       break;
     }
     case Strategy::kInPlace: {

@@ -1,8 +1,8 @@
 #include "host_execution/stream_launch.h"
 
-#include <c10/core/impl/LocalDispatchKeySet.h>
-#include <c10/core/InferenceMode.h>
 #include <ATen/core/LegacyTypeDispatch.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <cstdio>
 #include <exception>
@@ -47,9 +47,7 @@ axon_status run_kernel(void* user_data, char* message) {
   return AXON_ERROR_TASK_FAILED;
 }
 
-void release_kernel(void* user_data) {
-  delete static_cast<KernelLaunch*>(user_data);
-}
+void release_kernel(void* user_data) { delete static_cast<KernelLaunch*>(user_data); }
 
 }  // namespace
 

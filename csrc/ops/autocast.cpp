@@ -19,9 +19,7 @@ Tensor axon_binary_cross_entropy_banned(const Tensor&, const Tensor&, const std:
               "torch.nn.BCEWithLogitsLoss, which are safe; or disable autocast for the region.");
 }
 
-TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFallthrough());
-}
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 #define AXON_AUTOCAST_LOWER_PRECISION(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
@@ -38,8 +36,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 #undef AXON_AUTOCAST_FP32_SET_OPT_DTYPE
 #undef AXON_AUTOCAST_PROMOTE
   // As on CUDA: binary_cross_entropy is unsafe in low precision.
-  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"),
-         TORCH_FN((&axon_binary_cross_entropy_banned)));
+  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"), TORCH_FN((&axon_binary_cross_entropy_banned)));
 }
 
 }  // namespace

@@ -27,9 +27,8 @@ namespace {
 
 // True when a plain byte copy between the two tensors is a correct copy.
 bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
-  return a.dtype() == b.dtype() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
-      a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg() &&
-      a.is_non_overlapping_and_dense() && b.is_non_overlapping_and_dense();
+  return a.dtype() == b.dtype() && a.sizes() == b.sizes() && a.strides() == b.strides() && a.is_conj() == b.is_conj() &&
+         a.is_neg() == b.is_neg() && a.is_non_overlapping_and_dense() && b.is_non_overlapping_and_dense();
 }
 
 bool is_pinned(const at::Tensor& tensor) {
@@ -80,8 +79,7 @@ void copy_between_devices(const at::Tensor& dst, const at::Tensor& src) {
                "copying between axon devices");
   } else {
     at::Tensor landed = at::empty(dst.sizes(), dst.options());
-    AXON_CHECK(axon_memory_copy_async(landed.data_ptr(), staged.data_ptr(), landed.nbytes(),
-                                      stream_handle(dst_stream)),
+    AXON_CHECK(axon_memory_copy_async(landed.data_ptr(), staged.data_ptr(), landed.nbytes(), stream_handle(dst_stream)),
                "copying between axon devices");
     copy_on_device(dst, landed);
   }
@@ -129,20 +127,18 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_
   const c10::DeviceGuard guard(src.device());
   at::Tensor device_source = src;
   if (src.dtype() != dst.dtype() || src.sizes() != dst.sizes() || !src.is_non_overlapping_and_dense() ||
-      src.is_conj() || src.is_neg() ||
-      (dst.is_non_overlapping_and_dense() && src.strides() != dst.strides())) {
+      src.is_conj() || src.is_neg() || (dst.is_non_overlapping_and_dense() && src.strides() != dst.strides())) {
     device_source = dst.is_non_overlapping_and_dense()
-        ? at::empty_strided(dst.sizes(), dst.strides(), dst.options().device(src.device()))
-        : at::empty(dst.sizes(), dst.options().device(src.device()));
+                        ? at::empty_strided(dst.sizes(), dst.strides(), dst.options().device(src.device()))
+                        : at::empty(dst.sizes(), dst.options().device(src.device()));
     copy_on_device(device_source, src);
   }
   const c10::Stream stream = current_stream(src.device().index());
   const bool direct = bytes_match(dst, device_source);
-  at::Tensor landing = direct ? dst : at::empty_strided(device_source.sizes(), device_source.strides(),
-                                                        dst.options());
-  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), device_source.data_ptr(), landing.nbytes(),
-                                    stream_handle(stream)),
-             "copying from axon to host");
+  at::Tensor landing = direct ? dst : at::empty_strided(device_source.sizes(), device_source.strides(), dst.options());
+  AXON_CHECK(
+      axon_memory_copy_async(landing.data_ptr(), device_source.data_ptr(), landing.nbytes(), stream_handle(stream)),
+      "copying from axon to host");
   if (non_blocking && direct && is_pinned(dst)) {
     pinned_memory_record_use(dst.storage().data_ptr(), stream);
     return;  // the caller synchronizes before reading, as with CUDA

@@ -66,7 +66,8 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     first_time = counts[name]++ == 0;
   }
   if (first_time) {
-    const std::string message = "[axon] the operator '" + name +
+    const std::string message =
+        "[axon] the operator '" + name +
         "' has no axon kernel yet and ran on the CPU (with copies to and from the device). Results are "
         "correct but slower; torch.axon.fallback_ops() lists such operators, AXON_FALLBACK=error makes "
         "them errors. See docs/adding_an_operator.md.";
@@ -81,9 +82,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
 }
 
-void set_fallback_warning_hook(std::function<void(const std::string& message)> hook) {
-  warning_hook = std::move(hook);
-}
+void set_fallback_warning_hook(std::function<void(const std::string& message)> hook) { warning_hook = std::move(hook); }
 
 std::vector<std::pair<std::string, int64_t>> fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mutex);
@@ -95,8 +94,6 @@ void reset_fallback_counts() {
   counts.clear();
 }
 
-std::string fallback_mode() {
-  return mode() == Mode::kError ? "error" : "warn";
-}
+std::string fallback_mode() { return mode() == Mode::kError ? "error" : "warn"; }
 
 }  // namespace axon

@@ -10,16 +10,21 @@ namespace {
 
 bool is_tensor_type(const c10::TypePtr& type) {
   return type->kind() == c10::TypeKind::TensorType ||
-      (type->kind() == c10::TypeKind::ListType &&
-       type->containedType(0)->kind() == c10::TypeKind::TensorType);
+         (type->kind() == c10::TypeKind::ListType && type->containedType(0)->kind() == c10::TypeKind::TensorType);
 }
 
 // Operators whose output size depends on the input values.
 bool has_data_dependent_output(const std::string& name) {
   static const std::unordered_set<std::string> names = {
-      "aten::nonzero", "aten::masked_select", "aten::_unique", "aten::_unique2",
-      "aten::unique_dim", "aten::unique_consecutive", "aten::unique_dim_consecutive",
-      "aten::repeat_interleave", "aten::bincount",
+      "aten::nonzero",
+      "aten::masked_select",
+      "aten::_unique",
+      "aten::_unique2",
+      "aten::unique_dim",
+      "aten::unique_consecutive",
+      "aten::unique_dim_consecutive",
+      "aten::repeat_interleave",
+      "aten::bincount",
   };
   return names.count(name) > 0;
 }
@@ -77,8 +82,8 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
     }
   }
   const bool indexing = schema.name() == "aten::index" || schema.name() == "aten::index_put_" ||
-      schema.name() == "aten::index_put" || schema.name() == "aten::_index_put_impl_" ||
-      schema.name() == "aten::index_fill_" || schema.name() == "aten::index_fill";
+                        schema.name() == "aten::index_put" || schema.name() == "aten::_index_put_impl_" ||
+                        schema.name() == "aten::index_fill_" || schema.name() == "aten::index_fill";
   for (size_t i = 0; i < args.size() && indexing; ++i) {
     if (args[i].name() == "indices" || args[i].name() == "index") plan.host_index_argument = static_cast<int>(i);
   }

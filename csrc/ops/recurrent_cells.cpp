@@ -63,8 +63,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell_backward(const st
   const auto& output = chunks[3];
   const auto tanh_cy = at::tanh(cy);
   const auto gh = has_grad_hy ? *grad_hy : at::zeros_like(cy);
-  auto grad_cell_state = has_grad_cy ? *grad_cy + gh * output * (1 - tanh_cy * tanh_cy)
-                                     : gh * output * (1 - tanh_cy * tanh_cy);
+  auto grad_cell_state =
+      has_grad_cy ? *grad_cy + gh * output * (1 - tanh_cy * tanh_cy) : gh * output * (1 - tanh_cy * tanh_cy);
   const auto grad_output = gh * tanh_cy * output * (1 - output);
   const auto grad_input = grad_cell_state * cell * input * (1 - input);
   const auto grad_forget = grad_cell_state * cx * forget * (1 - forget);

@@ -19,13 +19,13 @@
 #include <string_view>
 
 #include "host_execution/convolution.h"
+#include "host_execution/cuda_dtypes.h"
+#include "host_execution/random.h"
+#include "host_execution/stream_kernel.h"
 #include "ops/copy.h"
 #include "ops/cpu_fallback.h"
-#include "host_execution/cuda_dtypes.h"
 #include "ops/generic_operators.h"
-#include "host_execution/random.h"
 #include "ops/recurrent_cells.h"
-#include "host_execution/stream_kernel.h"
 #include "ops/tensor_factories.h"
 #include "ops/tensor_storage.h"
 
@@ -113,8 +113,6 @@ TORCH_LIBRARY_IMPL(aten, Negative, m) {
 
 // Operators without any axon kernel run on the CPU with a warning, or fail
 // under AXON_FALLBACK=error (cpu_fallback.h).
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
-}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>()); }
 
 }  // namespace axon

@@ -4,10 +4,10 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
-#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/zeros_like.h>
 
 #include <c10/util/Exception.h>
@@ -30,8 +30,8 @@ at::Tensor to_meta(const at::Tensor& tensor) {
   if (!tensor.defined() || !tensor.is_privateuseone()) {
     return tensor;
   }
-  at::Tensor meta = at::empty_strided(tensor.sizes(), tensor.strides(),
-                                      tensor.options().device(c10::kMeta).requires_grad(false));
+  at::Tensor meta =
+      at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options().device(c10::kMeta).requires_grad(false));
   meta._set_conj(tensor.is_conj());
   meta._set_neg(tensor.is_neg());
   return meta;
@@ -107,9 +107,7 @@ class KeyBuilder {
     return false;
   }
 
-  const std::vector<int64_t>& words() const {
-    return words_;
-  }
+  const std::vector<int64_t>& words() const { return words_; }
 
  private:
   bool word(int64_t value) {
@@ -137,9 +135,10 @@ class KeyBuilder {
     // overlap checks (`x[1:].add_(x[:-1])`, out= overlapping an input) see
     // these, so calls that differ in them must not share a cached outcome.
     const c10::StorageImpl* storage = value.has_storage() ? value.storage().unsafeGetStorageImpl() : nullptr;
-    const int64_t offset = value.has_storage() ? value.storage_offset() * static_cast<int64_t>(value.element_size()) : 0;
-    const auto known = std::find_if(storages_.begin(), storages_.end(),
-                                    [&](const auto& entry) { return entry.first == storage; });
+    const int64_t offset =
+        value.has_storage() ? value.storage_offset() * static_cast<int64_t>(value.element_size()) : 0;
+    const auto known =
+        std::find_if(storages_.begin(), storages_.end(), [&](const auto& entry) { return entry.first == storage; });
     if (storage == nullptr || known == storages_.end()) {
       if (storage != nullptr) storages_.emplace_back(storage, offset);
       return word(-1);
@@ -208,8 +207,8 @@ class StandIns {
         // Typed as the first tensor that reaches it, and filled once.
         span.memory = filled({(span.end - span.begin + itemsize - 1) / itemsize}, options);
       }
-      stand_in.set_(span.memory.storage(), (tensor.storage_offset() * itemsize - span.begin) / itemsize,
-                    tensor.sizes(), tensor.strides());
+      stand_in.set_(span.memory.storage(), (tensor.storage_offset() * itemsize - span.begin) / itemsize, tensor.sizes(),
+                    tensor.strides());
     }
     stand_in._set_conj(tensor.is_conj());
     stand_in._set_neg(tensor.is_neg());
@@ -440,9 +439,7 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
 
 // Keeps the warnings given while it is installed.
 struct RecordedWarnings final : c10::WarningHandler {
-  void process(const c10::Warning& warning) override {
-    warnings.push_back(warning);
-  }
+  void process(const c10::Warning& warning) override { warnings.push_back(warning); }
   std::vector<c10::Warning> warnings;
 };
 

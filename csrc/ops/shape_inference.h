@@ -27,7 +27,7 @@ struct MetaOutcome {
   // The meta run failed (no meta kernel, or the shape depends on data): the
   // operator must run synchronously on real data.
   bool needs_data = false;
-  std::vector<c10::IValue> returns;         // meta tensors (or lists) per return
+  std::vector<c10::IValue> returns;  // meta tensors (or lists) per return
   // The `.out` overload resizes exactly-sized outputs (scratch use): run the
   // functional kernel and copy its results instead.
   bool avoid_out_variant = false;

@@ -12,8 +12,7 @@ namespace {
 
 c10::DeviceIndex target_device(std::optional<c10::Device> device) {
   if (device.has_value()) {
-    TORCH_CHECK_VALUE(device->type() == c10::DeviceType::PrivateUse1, "[axon] expected an axon device, got ",
-                      *device);
+    TORCH_CHECK_VALUE(device->type() == c10::DeviceType::PrivateUse1, "[axon] expected an axon device, got ", *device);
     return resolve_device_index(device->index());
   }
   return current_device();
@@ -50,12 +49,8 @@ namespace {
 // are never read (ATen's ZeroTensor fallback materializes them when needed).
 struct ZeroTensorAllocator final : public c10::Allocator {
   explicit ZeroTensorAllocator(c10::Device device) : device_(device) {}
-  c10::DataPtr allocate(size_t /*bytes*/) override {
-    return c10::DataPtr(nullptr, device_);
-  }
-  c10::DeleterFnPtr raw_deleter() const override {
-    return nullptr;
-  }
+  c10::DataPtr allocate(size_t /*bytes*/) override { return c10::DataPtr(nullptr, device_); }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
   void copy_data(void* /*destination*/, const void* /*source*/, std::size_t count) const override {
     TORCH_CHECK(count == 0, "[axon] ZeroTensors hold no data to copy");
   }
@@ -70,7 +65,8 @@ at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::Scala
                                  std::optional<c10::Layout> /*layout*/, std::optional<c10::Device> device,
                                  std::optional<bool> /*pin_memory*/) {
   ZeroTensorAllocator allocator(c10::Device(c10::DeviceType::PrivateUse1, target_device(device)));
-  const auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  const auto keys =
+      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
   return at::detail::empty_generic(size, &allocator, keys, c10::dtype_or_default(dtype), std::nullopt);
 }
 

@@ -15,8 +15,8 @@ void ensure_storage_fits(const at::Tensor& self) {
   if (self.numel() == 0) {
     return;
   }
-  const size_t needed = at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.element_size(),
-                                                         self.storage_offset());
+  const size_t needed =
+      at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.element_size(), self.storage_offset());
   const c10::Storage& storage = self.storage();
   if (needed > storage.nbytes()) {
     at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(storage, needed);
@@ -47,8 +47,8 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
 at::Tensor& set_storage(at::Tensor& self, c10::Storage source, c10::SymInt storage_offset, c10::SymIntArrayRef size,
                         c10::SymIntArrayRef stride) {
   // The CPU's wording (checkSetStorage): a tensor never silently changes device.
-  TORCH_CHECK(source.device() == self.device(), "Attempted to set the storage of a tensor on device \"",
-              self.device(), "\" to a storage on different device \"", source.device(),
+  TORCH_CHECK(source.device() == self.device(), "Attempted to set the storage of a tensor on device \"", self.device(),
+              "\" to a storage on different device \"", source.device(),
               "\".  This is no longer allowed; the devices must match.");
   auto* impl = self.unsafeGetTensorImpl();
   if (!self.storage().is_alias_of(source)) {
@@ -74,13 +74,12 @@ at::Tensor& set_whole_storage(at::Tensor& self, c10::Storage source) {
 }
 
 at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) {
-  TORCH_CHECK_TYPE(self.dtype() == source.dtype(), "[axon] set_: expected source of dtype ", self.dtype(),
-                   ", got ", source.dtype());
+  TORCH_CHECK_TYPE(self.dtype() == source.dtype(), "[axon] set_: expected source of dtype ", self.dtype(), ", got ",
+                   source.dtype());
   if (self.is_same(source)) {
     return self;
   }
-  return set_storage(self, source.storage(), source.sym_storage_offset(), source.sym_sizes(),
-                     source.sym_strides());
+  return set_storage(self, source.storage(), source.sym_storage_offset(), source.sym_sizes(), source.sym_strides());
 }
 
 at::Tensor& set_empty(at::Tensor& self) {
@@ -95,11 +94,10 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
   // contents (CPU, CUDA, ...) but not PrivateUse1; axon tensors are plain
   // strided TensorImpls like theirs, so they join that list.
   const auto dense = [](c10::DispatchKeySet keys) {
-    constexpr auto backends = c10::DispatchKeySet({c10::BackendComponent::CPUBit, c10::BackendComponent::CUDABit,
-                                                   c10::BackendComponent::MPSBit, c10::BackendComponent::HIPBit,
-                                                   c10::BackendComponent::XPUBit, c10::BackendComponent::HPUBit,
-                                                   c10::BackendComponent::MTIABit,
-                                                   c10::BackendComponent::PrivateUse1Bit});
+    constexpr auto backends = c10::DispatchKeySet(
+        {c10::BackendComponent::CPUBit, c10::BackendComponent::CUDABit, c10::BackendComponent::MPSBit,
+         c10::BackendComponent::HIPBit, c10::BackendComponent::XPUBit, c10::BackendComponent::HPUBit,
+         c10::BackendComponent::MTIABit, c10::BackendComponent::PrivateUse1Bit});
     return keys.has(c10::DispatchKey::Dense) && keys.has_any(backends);
   };
   const c10::DispatchKeySet from_keys = from.key_set();

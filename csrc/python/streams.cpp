@@ -29,9 +29,9 @@ void init_streams(py::module_& m) {
   m.def("_event_elapsed_time", [](uintptr_t start, uintptr_t end) {
     TORCH_CHECK_VALUE(start != 0 && end != 0, "[axon] elapsed_time needs both events to have been recorded first");
     float milliseconds = 0;
-    AXON_CHECK(axon_event_elapsed_time(reinterpret_cast<axon_event>(start), reinterpret_cast<axon_event>(end),
-                                       &milliseconds),
-               "measuring the time between events (create both with enable_timing=True, record, then synchronize)");
+    AXON_CHECK(
+        axon_event_elapsed_time(reinterpret_cast<axon_event>(start), reinterpret_cast<axon_event>(end), &milliseconds),
+        "measuring the time between events (create both with enable_timing=True, record, then synchronize)");
     return milliseconds;
   });
 

@@ -38,9 +38,10 @@ int64_t close_gate(int device, int64_t stream_id) {
   axon_device_properties properties{};
   AXON_CHECK(axon_device_get_properties(0, &properties), "reading device properties");
   TORCH_CHECK(!properties.launch_blocking, "[axon] a gate would deadlock under AXON_LAUNCH_BLOCKING=1");
-  const c10::Stream stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1,
-                                                            resolve_device_index(static_cast<c10::DeviceIndex>(device))),
-                           stream_id);
+  const c10::Stream stream(
+      c10::Stream::UNSAFE,
+      c10::Device(c10::DeviceType::PrivateUse1, resolve_device_index(static_cast<c10::DeviceIndex>(device))),
+      stream_id);
   auto gate = std::make_shared<Gate>();
   int64_t id = 0;
   {

@@ -177,7 +177,8 @@ def out_variant(g):
         return sum(total(values[name]) for name in reads) * max(2, tensor.numel())
     effects = None
     if defines:
-        def effects(current, reads=tuple(reads), writes=tuple(writes), defines=dict(defines)):
+        # The defaults bind this statement's names now; nothing mutates them.
+        def effects(current, reads=tuple(reads), writes=tuple(writes), defines=dict(defines)):  # noqa: B006
             found = [("new", name, current(index)) for name, index in defines.items()]
             found += [("read", name, current(g.devices[name])) for name in reads]
             found += [("write", name, current(defines[name] if name in defines else g.devices[name]))

@@ -79,8 +79,10 @@ def number(g):
         return None
     device = g.devices[x]
     name = g.fresh("n")
-    form = g.rng.choice(("{x}.tolist()", "{x}.flatten()[0].item()", "{x}.sum().item()" if not g.value(x).dtype
-                         in (torch.float16, torch.bfloat16) else "{x}.max().item()", "bool({x}.any())"))
+    # A half-precision sum may overflow differently on the two devices: read its max instead.
+    low_precision = g.value(x).dtype in (torch.float16, torch.bfloat16)
+    reduced = "{x}.max().item()" if low_precision else "{x}.sum().item()"
+    form = g.rng.choice(("{x}.tolist()", "{x}.flatten()[0].item()", reduced, "bool({x}.any())"))
     if device is None:
         return Proposal(f"{name} = {form.format(x=x)}", "item", reads=(x,), numbers=(name,), functional=False)
     return Proposal(f"{name} = {form.format(x=x)}", "item", reads=(x,), numbers=(name,), functional=False,

@@ -41,8 +41,7 @@ axon_status guarded_call(const char* function, Body&& body) noexcept {
 template <typename Pointer>
 void require_output(Pointer* output, const char* argument_name) {
   if (output == nullptr) {
-    fail(AXON_ERROR_INVALID_VALUE, "expected a non-null output pointer `", argument_name,
-         "`, got null");
+    fail(AXON_ERROR_INVALID_VALUE, "expected a non-null output pointer `", argument_name, "`, got null");
   }
 }
 

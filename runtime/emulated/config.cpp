@@ -69,8 +69,7 @@ std::optional<bool> parse_flag(const std::string& text) {
   if (normalized == "1" || normalized == "true" || normalized == "yes" || normalized == "on") {
     return true;
   }
-  if (normalized.empty() || normalized == "0" || normalized == "false" || normalized == "no" ||
-      normalized == "off") {
+  if (normalized.empty() || normalized == "0" || normalized == "false" || normalized == "no" || normalized == "off") {
     return false;
   }
   return std::nullopt;

@@ -20,9 +20,7 @@ std::size_t round_up(std::size_t value, std::size_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-std::size_t round_down(std::size_t value, std::size_t alignment) {
-  return value / alignment * alignment;
-}
+std::size_t round_down(std::size_t value, std::size_t alignment) { return value / alignment * alignment; }
 
 std::size_t page_size() {
   static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -30,14 +28,13 @@ std::size_t page_size() {
 }
 
 [[noreturn]] void fail_system_call(int device, const char* what) {
-  fail(AXON_ERROR_SYSTEM, "cannot set up the memory of device ", device, ": ", what, " failed (",
-       std::strerror(errno), ")");
+  fail(AXON_ERROR_SYSTEM, "cannot set up the memory of device ", device, ": ", what, " failed (", std::strerror(errno),
+       ")");
 }
 
 }  // namespace
 
-DeviceArena::DeviceArena(int device, std::size_t capacity, bool memory_protect)
-    : device_(device), capacity_(capacity) {
+DeviceArena::DeviceArena(int device, std::size_t capacity, bool memory_protect) : device_(device), capacity_(capacity) {
   mapping_size_ = round_up(capacity, page_size());
   const std::string name = describe("axon-device-", device);
   memory_fd_ = memfd_create(name.c_str(), MFD_CLOEXEC);
@@ -113,10 +110,9 @@ void DeviceArena::discharge_import(std::size_t bytes) {
 }
 
 void DeviceArena::fail_out_of_memory(std::size_t requested, bool fragmented) const {
-  fail(AXON_ERROR_OUT_OF_MEMORY, "out of memory on device ", device_, ": requested ", requested,
-       " bytes, ", used_bytes_, " in use, capacity ", capacity_, " bytes",
-       fragmented ? " (enough free bytes in total, but no contiguous free range is large enough)"
-                  : "");
+  fail(AXON_ERROR_OUT_OF_MEMORY, "out of memory on device ", device_, ": requested ", requested, " bytes, ",
+       used_bytes_, " in use, capacity ", capacity_, " bytes",
+       fragmented ? " (enough free bytes in total, but no contiguous free range is large enough)" : "");
 }
 
 void DeviceArena::release(void* pointer) {
@@ -125,14 +121,13 @@ void DeviceArena::release(void* pointer) {
   const auto allocation = allocations_.find(offset);
   if (allocation == allocations_.end()) {
     const auto containing = allocations_.upper_bound(offset);
-    if (containing != allocations_.begin() &&
-        offset < std::prev(containing)->first + std::prev(containing)->second) {
+    if (containing != allocations_.begin() && offset < std::prev(containing)->first + std::prev(containing)->second) {
       fail(AXON_ERROR_INVALID_POINTER, "pointer ", pointer, " lies inside the allocation at ",
            static_cast<void*>(device_base_ + std::prev(containing)->first), " of device ", device_,
            "; expected that allocation's base address");
     }
-    fail(AXON_ERROR_INVALID_POINTER, "pointer ", pointer, " is not a live allocation of device ",
-         device_, " (already freed?)");
+    fail(AXON_ERROR_INVALID_POINTER, "pointer ", pointer, " is not a live allocation of device ", device_,
+         " (already freed?)");
   }
   const std::size_t size = allocation->second;
   allocations_.erase(allocation);
@@ -188,8 +183,7 @@ bool DeviceArena::overlaps_mappings(const void* begin, std::size_t bytes) const 
 
 std::optional<DeviceAllocation> DeviceArena::find_allocation(const void* pointer) const {
   if (!owns_address(pointer)) return std::nullopt;
-  const std::size_t offset =
-      static_cast<std::size_t>(static_cast<const char*>(pointer) - device_base_);
+  const std::size_t offset = static_cast<std::size_t>(static_cast<const char*>(pointer) - device_base_);
   std::lock_guard<std::mutex> lock(mutex_);
   const auto after = allocations_.upper_bound(offset);
   if (after == allocations_.begin()) return std::nullopt;

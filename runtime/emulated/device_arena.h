@@ -32,8 +32,8 @@ constexpr std::size_t kDeviceAllocationAlignment = 256;
 constexpr std::size_t kHolePunchThreshold = std::size_t{1} << 20;
 
 struct DeviceAllocation {
-  char* base = nullptr;    // device address returned by allocate()
-  std::size_t size = 0;    // bytes reserved (the request rounded up)
+  char* base = nullptr;  // device address returned by allocate()
+  std::size_t size = 0;  // bytes reserved (the request rounded up)
 };
 
 class DeviceArena {
@@ -76,8 +76,8 @@ class DeviceArena {
   void insert_free_range(std::size_t offset, std::size_t size);
   void erase_free_range(std::size_t offset, std::size_t size);
   [[noreturn]] void fail_out_of_memory(std::size_t requested, bool fragmented) const;
-  void return_pages_to_system(std::size_t allocation_offset, std::size_t allocation_size,
-                              std::size_t free_begin, std::size_t free_end);
+  void return_pages_to_system(std::size_t allocation_offset, std::size_t allocation_size, std::size_t free_begin,
+                              std::size_t free_end);
 
   const int device_;
   const std::size_t capacity_;
@@ -90,7 +90,7 @@ class DeviceArena {
   std::map<std::size_t, std::size_t> free_by_offset_;           // offset -> size
   std::set<std::pair<std::size_t, std::size_t>> free_by_size_;  // (size, offset)
   std::map<std::size_t, std::size_t> allocations_;              // offset -> size
-  std::size_t used_bytes_ = 0;  // allocations (rounded) and imports (exact)
+  std::size_t used_bytes_ = 0;                                  // allocations (rounded) and imports (exact)
 };
 
 }  // namespace axon::emulated

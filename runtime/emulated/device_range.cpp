@@ -4,8 +4,7 @@
 
 namespace axon::emulated {
 
-std::optional<DeviceRange> find_device_range(Driver& driver, const void* pointer, std::size_t bytes,
-                                             const char* role) {
+std::optional<DeviceRange> find_device_range(Driver& driver, const void* pointer, std::size_t bytes, const char* role) {
   const char* address = static_cast<const char*>(pointer);
   if (DeviceArena* arena = driver.arena_owning(pointer)) {
     const auto allocation = arena->find_allocation(pointer);

@@ -18,7 +18,6 @@ struct DeviceRange {
 // pointer into a device's address range outside a live allocation, and
 // AXON_ERROR_INVALID_VALUE for a range that overruns its allocation or import.
 // `role` names the pointer in messages ("source", "binding 2").
-std::optional<DeviceRange> find_device_range(Driver& driver, const void* pointer, std::size_t bytes,
-                                             const char* role);
+std::optional<DeviceRange> find_device_range(Driver& driver, const void* pointer, std::size_t bytes, const char* role);
 
 }  // namespace axon::emulated

@@ -44,8 +44,8 @@ axon_status run_task(const axon_host_function& task, std::string* message) {
 
 void Scheduler::refuse_waiting_on_worker_thread() const {
   if (current_worker_device >= 0) {
-    fail(AXON_ERROR_INVALID_VALUE, "cannot block inside a task running on device ",
-         current_worker_device, "'s worker: waiting there would deadlock the device");
+    fail(AXON_ERROR_INVALID_VALUE, "cannot block inside a task running on device ", current_worker_device,
+         "'s worker: waiting there would deadlock the device");
   }
 }
 
@@ -58,8 +58,7 @@ axon_stream_object* Scheduler::pick_ready_stream(const DeviceWorker& worker) con
       if (!wait->event->recording_complete(wait->recording)) continue;
     }
     if (chosen == nullptr || stream->priority < chosen->priority ||
-        (stream->priority == chosen->priority &&
-         head.device_order < chosen->queue.front().device_order)) {
+        (stream->priority == chosen->priority && head.device_order < chosen->queue.front().device_order)) {
       chosen = stream;
     }
   }
@@ -81,8 +80,7 @@ void Scheduler::run_worker(int device) {
     }
     QueueItem item = std::move(stream->queue.front());
     stream->queue.pop_front();
-    if (std::holds_alternative<EventRecordMarker>(item.work) ||
-        std::holds_alternative<EventWaitMarker>(item.work)) {
+    if (std::holds_alternative<EventRecordMarker>(item.work) || std::holds_alternative<EventWaitMarker>(item.work)) {
       complete_marker(stream, item);
     } else {
       lock.unlock();
@@ -99,8 +97,8 @@ void Scheduler::run_worker(int device) {
           if (item.blocking_outcome) {
             item.blocking_outcome->status = status;
           } else if (!stream->pending_error) {
-            stream->pending_error = PendingError{"a task failed (detail lost: out of host memory)",
-                                                 next_failure_order_++};
+            stream->pending_error =
+                PendingError{"a task failed (detail lost: out of host memory)", next_failure_order_++};
           }
         } catch (...) {
         }
@@ -144,8 +142,8 @@ void Scheduler::execute_work(QueueItem& item, axon_status* status, std::string* 
 void Scheduler::finish_work(axon_stream_object* stream, QueueItem& item, axon_status status,
                             const std::string& message) {
   if (status == AXON_SUCCESS) return;
-  const std::string detail = describe("task failed on ", describe_stream(stream), " with ",
-                                      axon_status_name(status), ": ", message);
+  const std::string detail =
+      describe("task failed on ", describe_stream(stream), " with ", axon_status_name(status), ": ", message);
   if (item.blocking_outcome) {
     item.blocking_outcome->status = status;
     item.blocking_outcome->message = detail;

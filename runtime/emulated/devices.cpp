@@ -1,4 +1,5 @@
-// Entry points (driver_api.cpp puts them in the table): device calls: enumeration, properties, synchronization, shutdown.
+// Entry points (driver_api.cpp puts them in the table): device calls: enumeration, properties, synchronization,
+// shutdown.
 
 #include <algorithm>
 #include <cstring>
@@ -8,8 +9,8 @@
 
 #include "axon/device.h"
 #include "boundary.h"
-#include "entry_points.h"
 #include "driver.h"
+#include "entry_points.h"
 
 using axon::emulated::Driver;
 using axon::emulated::guarded_call;

@@ -42,8 +42,7 @@ Driver::Driver() {
   try {
     config_ = read_config_from_environment();
     for (int device = 0; device < config_.device_count; ++device) {
-      arenas_.push_back(
-          std::make_unique<DeviceArena>(device, config_.device_memory, config_.memory_protect));
+      arenas_.push_back(std::make_unique<DeviceArena>(device, config_.device_memory, config_.memory_protect));
     }
     scheduler_ = std::make_unique<Scheduler>(config_.device_count);
     pthread_atfork(&drain_before_fork, nullptr, &refuse_devices_in_forked_child);
@@ -98,8 +97,7 @@ bool Driver::is_shut_down() { return shut_down_flag.load(std::memory_order_acqui
 
 void Driver::require_device(int device) const {
   if (device < 0 || device >= config_.device_count) {
-    fail(AXON_ERROR_INVALID_DEVICE, "invalid device ", device, ": expected 0 <= device < ",
-         config_.device_count);
+    fail(AXON_ERROR_INVALID_DEVICE, "invalid device ", device, ": expected 0 <= device < ", config_.device_count);
   }
 }
 

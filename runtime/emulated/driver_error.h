@@ -17,8 +17,7 @@ namespace axon::emulated {
 
 class DriverError : public std::exception {
  public:
-  DriverError(axon_status status, std::string message)
-      : status_(status), message_(std::move(message)) {}
+  DriverError(axon_status status, std::string message) : status_(status), message_(std::move(message)) {}
 
   axon_status status() const noexcept { return status_; }
   const char* what() const noexcept override { return message_.c_str(); }

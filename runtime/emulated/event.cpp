@@ -1,12 +1,13 @@
-// Entry points (driver_api.cpp puts them in the table): event calls: lifetime, record, wait, query, synchronize, timing.
+// Entry points (driver_api.cpp puts them in the table): event calls: lifetime, record, wait, query, synchronize,
+// timing.
 
 #include <chrono>
 #include <memory>
 
 #include "axon/event.h"
 #include "boundary.h"
-#include "entry_points.h"
 #include "driver.h"
+#include "entry_points.h"
 #include "submission.h"
 
 using namespace axon::emulated;
@@ -108,8 +109,7 @@ axon_status axon_stream_wait_event(axon_stream stream, axon_event event) {
       // Nothing to wait for: never recorded, or that recording already done.
       if (state->recording_complete(recording)) return AXON_SUCCESS;
     }
-    submit_work(driver, stream, QueueItem{EventWaitMarker{state, recording}, 0, nullptr},
-                Completion::asynchronous);
+    submit_work(driver, stream, QueueItem{EventWaitMarker{state, recording}, 0, nullptr}, Completion::asynchronous);
     return AXON_SUCCESS;
   });
 }
@@ -123,13 +123,12 @@ axon_status axon_event_elapsed_time(axon_event start, axon_event end, float* mil
     const EventState& end_state = *scheduler.find_event(end)->state;
     require_timing_recording(start_state, "start");
     require_timing_recording(end_state, "end");
-    if (!start_state.recording_complete(start_state.recorded) ||
-        !end_state.recording_complete(end_state.recorded)) {
+    if (!start_state.recording_complete(start_state.recorded) || !end_state.recording_complete(end_state.recorded)) {
       return AXON_ERROR_NOT_READY;
     }
-    *milliseconds = std::chrono::duration<float, std::milli>(end_state.newest_completion_time -
-                                                             start_state.newest_completion_time)
-                        .count();
+    *milliseconds =
+        std::chrono::duration<float, std::milli>(end_state.newest_completion_time - start_state.newest_completion_time)
+            .count();
     return AXON_SUCCESS;
   });
 }

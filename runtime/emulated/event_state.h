@@ -18,9 +18,7 @@ struct EventState {
   explicit EventState(bool timing) : timing(timing) {}
 
   // Recording `number` (1, 2, ...) has been reached, or was never queued.
-  bool recording_complete(std::uint64_t number) const {
-    return pending_recordings.count(number) == 0;
-  }
+  bool recording_complete(std::uint64_t number) const { return pending_recordings.count(number) == 0; }
 
   void complete_recording(std::uint64_t number, std::chrono::steady_clock::time_point when) {
     pending_recordings.erase(number);

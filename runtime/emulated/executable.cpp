@@ -23,9 +23,9 @@
 #include "axon/formats/host_shared_object.h"
 #include "axon/formats/stablehlo.h"
 #include "boundary.h"
-#include "entry_points.h"
 #include "device_range.h"
 #include "driver.h"
+#include "entry_points.h"
 #include "loaded_program.h"
 #include "stablehlo_program.h"
 #include "submission.h"
@@ -85,8 +85,8 @@ ExecutableRegistry& registry() {
 std::shared_ptr<LoadedProgram> load_shared_object(const void* image, size_t bytes) {
   static constexpr char kElfMagic[] = {0x7f, 'E', 'L', 'F'};
   if (bytes < sizeof(kElfMagic) || std::memcmp(image, kElfMagic, sizeof(kElfMagic)) != 0) {
-    fail(AXON_ERROR_INVALID_VALUE, "expected an ELF shared object (", AXON_FORMAT_HOST_SHARED_OBJECT,
-         " format), got ", bytes, " bytes that do not start with the ELF magic");
+    fail(AXON_ERROR_INVALID_VALUE, "expected an ELF shared object (", AXON_FORMAT_HOST_SHARED_OBJECT, " format), got ",
+         bytes, " bytes that do not start with the ELF magic");
   }
   const int fd = memfd_create("axon-executable", MFD_CLOEXEC);
   if (fd < 0) fail(AXON_ERROR_SYSTEM, "memfd_create failed: ", std::strerror(errno));
@@ -119,10 +119,9 @@ struct Dispatch {
 
 axon_status run_dispatch(void* user_data, char* message) {
   const auto* dispatch = static_cast<const Dispatch*>(user_data);
-  const axon_host_dispatch arguments{dispatch->bindings.data(), dispatch->binding_bytes.data(),
-                                     dispatch->bindings.size(),
-                                     dispatch->constants.empty() ? nullptr : dispatch->constants.data(),
-                                     dispatch->constants.size()};
+  const axon_host_dispatch arguments{
+      dispatch->bindings.data(), dispatch->binding_bytes.data(), dispatch->bindings.size(),
+      dispatch->constants.empty() ? nullptr : dispatch->constants.data(), dispatch->constants.size()};
   if (dispatch->program->run(dispatch->entry, arguments, message)) return AXON_SUCCESS;
   if (message[0] == '\0') std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "the executable failed without a message");
   return AXON_ERROR_TASK_FAILED;
@@ -149,11 +148,9 @@ axon_status axon_executable_format_supported(int device, const char* format, int
     Driver::running().require_device(device);
     require_output(supported, "supported");
     if (format == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a format name, got null");
-    const bool xla = std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0 ||
-                     std::strcmp(format, AXON_EMULATED_FORMAT_XLA_CPU) == 0;
-    *supported = std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0 || (xla && stablehlo_supported())
-                     ? 1
-                     : 0;
+    const bool xla =
+        std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0 || std::strcmp(format, AXON_EMULATED_FORMAT_XLA_CPU) == 0;
+    *supported = std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0 || (xla && stablehlo_supported()) ? 1 : 0;
     return AXON_SUCCESS;
   });
 }

@@ -62,9 +62,8 @@ class ImportedHostRegistry {
     if (containing == imports_.end()) return std::nullopt;
     const ImportedHostRange range = containing->second;
     if (range.base != base) {
-      fail(AXON_ERROR_INVALID_POINTER, "pointer ", base, " lies inside the import at ",
-           static_cast<void*>(range.base), " of device ", range.device,
-           "; expected that import's base address");
+      fail(AXON_ERROR_INVALID_POINTER, "pointer ", base, " lies inside the import at ", static_cast<void*>(range.base),
+           " of device ", range.device, "; expected that import's base address");
     }
     imports_.erase(containing);
     return range;

@@ -4,8 +4,8 @@
 
 #include "axon/memory.h"
 #include "boundary.h"
-#include "entry_points.h"
 #include "driver.h"
+#include "entry_points.h"
 
 using axon::emulated::DeviceArena;
 using axon::emulated::Driver;
@@ -42,14 +42,12 @@ void require_importable_range(Driver& driver, const void* host_ptr, size_t bytes
   if (bytes == 0) fail(AXON_ERROR_INVALID_VALUE, "expected bytes > 0, got 0");
   const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(host_ptr);
   if (bytes > UINTPTR_MAX - begin) {
-    fail(AXON_ERROR_INVALID_VALUE, "host range of ", bytes, " bytes at ", host_ptr,
-         " wraps around the address space");
+    fail(AXON_ERROR_INVALID_VALUE, "host range of ", bytes, " bytes at ", host_ptr, " wraps around the address space");
   }
   for (int device = 0; device < driver.device_count(); ++device) {
     if (driver.arena(device).overlaps_mappings(host_ptr, bytes)) {
-      fail(AXON_ERROR_INVALID_VALUE, "host range [", host_ptr, ", +", bytes,
-           " bytes) overlaps the memory of device ", device,
-           "; only host memory owned outside the driver can be imported");
+      fail(AXON_ERROR_INVALID_VALUE, "host range [", host_ptr, ", +", bytes, " bytes) overlaps the memory of device ",
+           device, "; only host memory owned outside the driver can be imported");
     }
   }
 }

@@ -6,9 +6,9 @@
 
 #include "axon/memory.h"
 #include "boundary.h"
-#include "entry_points.h"
 #include "device_range.h"
 #include "driver.h"
+#include "entry_points.h"
 #include "submission.h"
 
 using namespace axon::emulated;
@@ -19,9 +19,12 @@ enum class MemoryKind { device, pinned_host, pageable_host };
 
 const char* name_of(MemoryKind kind) {
   switch (kind) {
-    case MemoryKind::device: return "device memory";
-    case MemoryKind::pinned_host: return "pinned host memory";
-    case MemoryKind::pageable_host: return "pageable host memory";
+    case MemoryKind::device:
+      return "device memory";
+    case MemoryKind::pinned_host:
+      return "pinned host memory";
+    case MemoryKind::pageable_host:
+      return "pageable host memory";
   }
   return "unknown memory";
 }
@@ -42,8 +45,8 @@ MemoryRegion locate_region(Driver& driver, const void* pointer, size_t bytes, co
   if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
     const size_t offset = static_cast<size_t>(address - pinned->base);
     if (bytes > pinned->size - offset) {
-      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset,
-           " overruns its ", pinned->size, "-byte pinned host allocation");
+      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
+           pinned->size, "-byte pinned host allocation");
     }
     return {MemoryKind::pinned_host, const_cast<void*>(pointer)};
   }
@@ -106,8 +109,8 @@ axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_strea
     }
     const MemoryRegion destination = locate_region(driver, dst, bytes, "destination");
     if (destination.kind != MemoryKind::device) {
-      fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ",
-           name_of(destination.kind), " at ", dst);
+      fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ", name_of(destination.kind), " at ",
+           dst);
     }
     submit_work(driver, stream, QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr},
                 Completion::asynchronous);

@@ -2,8 +2,8 @@
 
 #include "axon/memory.h"
 #include "boundary.h"
-#include "entry_points.h"
 #include "driver.h"
+#include "entry_points.h"
 
 using axon::emulated::Driver;
 using axon::emulated::fail;

@@ -28,8 +28,8 @@ void* PinnedHostRegistry::allocate(std::size_t bytes) {
   }
   void* memory = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) {
-    fail(AXON_ERROR_OUT_OF_MEMORY, "cannot allocate ", bytes, " bytes of pinned host memory (",
-         std::strerror(errno), ")");
+    fail(AXON_ERROR_OUT_OF_MEMORY, "cannot allocate ", bytes, " bytes of pinned host memory (", std::strerror(errno),
+         ")");
   }
   (void)mlock(memory, size);
   try {

@@ -110,8 +110,7 @@ class Scheduler {
   axon_stream_object* pick_ready_stream(const DeviceWorker& worker) const;
   void complete_marker(axon_stream_object* stream, QueueItem& item);
   void execute_work(QueueItem& item, axon_status* status, std::string* message);
-  void finish_work(axon_stream_object* stream, QueueItem& item, axon_status status,
-                   const std::string& message);
+  void finish_work(axon_stream_object* stream, QueueItem& item, axon_status status, const std::string& message);
 
   std::mutex mutex_;
   std::condition_variable host_wakeup_;

@@ -51,10 +51,21 @@ struct ArrayType {
 
 ArrayType element_type(const std::string& name) {
   static const std::pair<const char*, std::pair<pjrt::BufferType, std::size_t>> kTypes[] = {
-      {"i1", {pjrt::kPred, 1}},   {"i8", {pjrt::kS8, 1}},    {"i16", {pjrt::kS16, 2}},  {"i32", {pjrt::kS32, 4}},
-      {"i64", {pjrt::kS64, 8}},   {"ui8", {pjrt::kU8, 1}},   {"ui16", {pjrt::kU16, 2}}, {"ui32", {pjrt::kU32, 4}},
-      {"ui64", {pjrt::kU64, 8}},  {"f16", {pjrt::kF16, 2}},  {"bf16", {pjrt::kBF16, 2}}, {"f32", {pjrt::kF32, 4}},
-      {"f64", {pjrt::kF64, 8}},   {"complex<f32>", {pjrt::kC64, 8}}, {"complex<f64>", {pjrt::kC128, 16}},
+      {"i1", {pjrt::kPred, 1}},
+      {"i8", {pjrt::kS8, 1}},
+      {"i16", {pjrt::kS16, 2}},
+      {"i32", {pjrt::kS32, 4}},
+      {"i64", {pjrt::kS64, 8}},
+      {"ui8", {pjrt::kU8, 1}},
+      {"ui16", {pjrt::kU16, 2}},
+      {"ui32", {pjrt::kU32, 4}},
+      {"ui64", {pjrt::kU64, 8}},
+      {"f16", {pjrt::kF16, 2}},
+      {"bf16", {pjrt::kBF16, 2}},
+      {"f32", {pjrt::kF32, 4}},
+      {"f64", {pjrt::kF64, 8}},
+      {"complex<f32>", {pjrt::kC64, 8}},
+      {"complex<f64>", {pjrt::kC128, 16}},
   };
   for (const auto& [text, type] : kTypes) {
     if (name == text) return ArrayType{type.first, type.second, {}};
@@ -125,8 +136,8 @@ class StablehloProgram final : public LoadedProgram {
     arguments_ = tensor_types(signature_.text, 0, signature_.arrow);
     results_ = tensor_types(signature_.text, signature_.arrow, signature_.text.size());
     if (program_->output_count() != results_.size()) {
-      fail(AXON_ERROR_INVALID_VALUE, "@main's signature lists ", results_.size(),
-           " results, the compiled program has ", program_->output_count());
+      fail(AXON_ERROR_INVALID_VALUE, "@main's signature lists ", results_.size(), " results, the compiled program has ",
+           program_->output_count());
     }
   }
 
@@ -136,8 +147,7 @@ class StablehloProgram final : public LoadedProgram {
     }
     if (binding_count != arguments_.size() + results_.size() || constant_bytes != 0) {
       fail(AXON_ERROR_INVALID_VALUE, "@main binds ", arguments_.size(), " arguments and ", results_.size(),
-           " results and takes no constants, got ", binding_count, " bindings and ", constant_bytes,
-           " constant bytes");
+           " results and takes no constants, got ", binding_count, " bindings and ", constant_bytes, " constant bytes");
     }
     return this;
   }
@@ -203,7 +213,8 @@ bool stablehlo_supported() { return plugin().client != nullptr; }
 
 std::shared_ptr<LoadedProgram> load_stablehlo(const std::string& text) {
   PluginState& state = plugin();
-  if (state.client == nullptr) fail(AXON_ERROR_NOT_SUPPORTED, "StableHLO executables need XLA's CPU plugin: ", state.failure);
+  if (state.client == nullptr)
+    fail(AXON_ERROR_NOT_SUPPORTED, "StableHLO executables need XLA's CPU plugin: ", state.failure);
   Signature signature = main_signature(text);
   std::shared_ptr<pjrt::CompiledProgram> program;
   try {
@@ -216,7 +227,8 @@ std::shared_ptr<LoadedProgram> load_stablehlo(const std::string& text) {
 
 std::shared_ptr<LoadedProgram> load_xla_cpu_image(const std::string& image) {
   PluginState& state = plugin();
-  if (state.client == nullptr) fail(AXON_ERROR_NOT_SUPPORTED, "XLA CPU executables need XLA's CPU plugin: ", state.failure);
+  if (state.client == nullptr)
+    fail(AXON_ERROR_NOT_SUPPORTED, "XLA CPU executables need XLA's CPU plugin: ", state.failure);
   // Three NUL-terminated fields (magic, API version, signature), then the compiled program.
   std::size_t fields[3];
   std::size_t at = 0;

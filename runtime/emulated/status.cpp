@@ -33,8 +33,6 @@ void record_failure(const char* function, const char* message) noexcept {
 
 namespace axon::emulated::entry_points {
 
-const char* axon_last_error_message(void) {
-  return axon::emulated::last_error_message.c_str();
-}
+const char* axon_last_error_message(void) { return axon::emulated::last_error_message.c_str(); }
 
 }  // namespace axon::emulated::entry_points

@@ -4,8 +4,8 @@
 
 #include "axon/stream.h"
 #include "boundary.h"
-#include "entry_points.h"
 #include "driver.h"
+#include "entry_points.h"
 #include "submission.h"
 
 using namespace axon::emulated;
@@ -56,9 +56,8 @@ axon_status axon_stream_destroy(axon_stream stream) {
       fail(AXON_ERROR_INVALID_HANDLE, "cannot destroy ", Scheduler::describe_stream(target),
            ": default streams live as long as the driver");
     }
-    scheduler.wait_until(lock, [&] {
-      return !scheduler.is_live_stream(target) || target->completed == target->submitted;
-    });
+    scheduler.wait_until(lock,
+                         [&] { return !scheduler.is_live_stream(target) || target->completed == target->submitted; });
     if (!scheduler.is_live_stream(target)) {
       fail(AXON_ERROR_INVALID_HANDLE, "stream ", static_cast<const void*>(stream),
            " was destroyed by another thread while this call waited for it");
@@ -126,9 +125,7 @@ axon_status axon_stream_synchronize(axon_stream stream) {
     auto lock = scheduler.lock();
     axon_stream_object* target = scheduler.find_stream(stream);
     const std::uint64_t ticket = target->submitted;
-    scheduler.wait_until(lock, [&] {
-      return !scheduler.is_live_stream(target) || target->completed >= ticket;
-    });
+    scheduler.wait_until(lock, [&] { return !scheduler.is_live_stream(target) || target->completed >= ticket; });
     if (scheduler.is_live_stream(target)) throw_pending_error(target);
     return AXON_SUCCESS;
   });

@@ -13,12 +13,13 @@ namespace {
 // Calls `slot` of the chosen driver, or reports why it cannot: the driver did
 // not load (AXON_ERROR_SYSTEM), or it predates the slot (AXON_ERROR_NOT_SUPPORTED).
 template <typename Slot, typename... Arguments>
-axon_status forward(const char* call, Slot axon_driver_api::*slot, Arguments... arguments) {
+axon_status forward(const char* call, Slot axon_driver_api::* slot, Arguments... arguments) {
   const axon_driver_api* driver = chosen_driver(call);
   if (driver == nullptr) return AXON_ERROR_SYSTEM;
   if (driver->*slot == nullptr) {
     axon::loader::set_loader_error(
-        call, (std::string("driver \"") + driver->name + "\" predates this call (built for an older boundary)").c_str());
+        call,
+        (std::string("driver \"") + driver->name + "\" predates this call (built for an older boundary)").c_str());
     return AXON_ERROR_NOT_SUPPORTED;
   }
   axon::loader::forget_loader_error();

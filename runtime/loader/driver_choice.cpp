@@ -17,9 +17,9 @@ thread_local std::string loader_error;
 thread_local bool loader_reported = false;
 
 struct Choice {
-  axon_driver_api table{};     // this build's layout; slots the driver lacks stay null
+  axon_driver_api table{};  // this build's layout; slots the driver lacks stay null
   bool loaded = false;
-  std::string failure;         // why not, when !loaded
+  std::string failure;  // why not, when !loaded
 };
 
 // A driver library's table, or a failure message.
@@ -52,8 +52,10 @@ Choice choose() {
   } else if (requested.find('/') != std::string::npos) {
     api = open_library(requested, &choice.failure);
   } else {
-    choice.failure = "AXON_DRIVER must be \"emulated\", \"null\" or a path to a driver library (containing a "
-                     "'/'), got \"" + requested + "\"";
+    choice.failure =
+        "AXON_DRIVER must be \"emulated\", \"null\" or a path to a driver library (containing a "
+        "'/'), got \"" +
+        requested + "\"";
   }
   if (api == nullptr) return choice;
   if (api->abi_version != AXON_DRIVER_ABI_VERSION) {

@@ -74,9 +74,7 @@ axon_status event_get_device(axon_event, int*) { return refuse("axon_event_get_d
 
 // executable.h: your chip's programs (optional, but without them only
 // host functions can compute, and only with host-addressable memory).
-axon_status executable_format_supported(int, const char*, int*) {
-  return refuse("axon_executable_format_supported");
-}
+axon_status executable_format_supported(int, const char*, int*) { return refuse("axon_executable_format_supported"); }
 axon_status executable_load(int, const char*, const void*, size_t, axon_executable*) {
   return refuse("axon_executable_load");
 }
@@ -93,16 +91,50 @@ axon_status executable_serialize(axon_executable, const char**, void*, size_t, s
 
 const axon_driver_api* driver_api() {
   static const axon_driver_api table = {
-      sizeof(axon_driver_api), AXON_DRIVER_ABI_VERSION, "null", &last_error_message,
-      &device_count, &device_get_properties, &device_get_capability, &device_memory_info, &device_synchronize,
-      &runtime_shutdown, &runtime_is_shut_down,
-      &memory_allocate, &memory_free, &memory_pointer_device, &memory_used, &memory_host_view, &memory_import_host,
-      &host_allocate, &host_free, &host_pointer_is_pinned, &memory_copy_async, &memory_copy, &memory_set_async,
-      &stream_priority_range, &stream_create, &stream_destroy, &stream_get_default, &stream_get_device,
-      &stream_get_priority, &stream_launch_host_function, &stream_query, &stream_synchronize,
-      &event_create, &event_destroy, &event_record, &event_query, &event_synchronize, &stream_wait_event,
-      &event_elapsed_time, &event_get_device,
-      &executable_format_supported, &executable_load, &executable_destroy, &stream_launch_executable,
+      sizeof(axon_driver_api),
+      AXON_DRIVER_ABI_VERSION,
+      "null",
+      &last_error_message,
+      &device_count,
+      &device_get_properties,
+      &device_get_capability,
+      &device_memory_info,
+      &device_synchronize,
+      &runtime_shutdown,
+      &runtime_is_shut_down,
+      &memory_allocate,
+      &memory_free,
+      &memory_pointer_device,
+      &memory_used,
+      &memory_host_view,
+      &memory_import_host,
+      &host_allocate,
+      &host_free,
+      &host_pointer_is_pinned,
+      &memory_copy_async,
+      &memory_copy,
+      &memory_set_async,
+      &stream_priority_range,
+      &stream_create,
+      &stream_destroy,
+      &stream_get_default,
+      &stream_get_device,
+      &stream_get_priority,
+      &stream_launch_host_function,
+      &stream_query,
+      &stream_synchronize,
+      &event_create,
+      &event_destroy,
+      &event_record,
+      &event_query,
+      &event_synchronize,
+      &stream_wait_event,
+      &event_elapsed_time,
+      &event_get_device,
+      &executable_format_supported,
+      &executable_load,
+      &executable_destroy,
+      &stream_launch_executable,
       &executable_serialize,
   };
   return &table;

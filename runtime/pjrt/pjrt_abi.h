@@ -64,8 +64,21 @@ enum Slot : size_t {
 };
 
 enum BufferType : int {
-  kPred = 1, kS8 = 2, kS16 = 3, kS32 = 4, kS64 = 5, kU8 = 6, kU16 = 7, kU32 = 8, kU64 = 9,
-  kF16 = 10, kF32 = 11, kF64 = 12, kBF16 = 13, kC64 = 14, kC128 = 15,
+  kPred = 1,
+  kS8 = 2,
+  kS16 = 3,
+  kS32 = 4,
+  kS64 = 5,
+  kU8 = 6,
+  kU16 = 7,
+  kU32 = 8,
+  kU64 = 9,
+  kF16 = 10,
+  kF32 = 11,
+  kF64 = 12,
+  kBF16 = 13,
+  kC64 = 14,
+  kC128 = 15,
 };
 
 // How BufferFromHostBuffer may use the caller's bytes.
@@ -149,8 +162,8 @@ struct ClientBufferFromHostBufferArgs {
   size_t num_byte_strides;
   HostBufferSemantics host_buffer_semantics;
   Device* device;
-  void* memory;         // null: the device's default memory
-  void* device_layout;  // null: default layout
+  void* memory;                  // null: the device's default memory
+  void* device_layout;           // null: default layout
   Event* done_with_host_buffer;  // out; caller destroys
   Buffer* buffer;                // out; caller destroys
 };
@@ -170,9 +183,9 @@ struct ExecutableSerializeArgs {
   size_t struct_size;
   void* extension_start;
   const Executable* executable;
-  const char* serialized_bytes;  // out; lives as long as serialized_executable
-  size_t serialized_bytes_size;  // out
-  SerializedExecutable* serialized_executable;                              // out
+  const char* serialized_bytes;                 // out; lives as long as serialized_executable
+  size_t serialized_bytes_size;                 // out
+  SerializedExecutable* serialized_executable;  // out
   void (*serialized_executable_deleter)(SerializedExecutable* serialized);  // out; the caller calls it once
 };
 struct ExecutableDeserializeAndLoadArgs {
@@ -181,7 +194,7 @@ struct ExecutableDeserializeAndLoadArgs {
   Client* client;
   const char* serialized_executable;
   size_t serialized_executable_size;
-  LoadedExecutable* loaded_executable;  // out; caller destroys
+  LoadedExecutable* loaded_executable;     // out; caller destroys
   const char* overridden_compile_options;  // null: the options it was compiled with (0.106 requires the field)
   size_t overridden_compile_options_size;
 };
@@ -220,7 +233,7 @@ struct LoadedExecutableExecuteArgs {
   Buffer* const* const* argument_lists;  // [devices][arguments]
   size_t num_devices;
   size_t num_args;
-  Buffer** const* output_lists;  // [devices][outputs], caller-allocated arrays
+  Buffer** const* output_lists;    // [devices][outputs], caller-allocated arrays
   Event** device_complete_events;  // [devices], out, optional
   Device* execute_device;          // optional
 };

@@ -77,10 +77,15 @@ std::string PjrtClient::api_version() const {
 std::shared_ptr<CompiledProgram> PjrtClient::compile(const std::string& module_text) {
   std::string code = module_text;
   static const char kFormat[] = "mlir";
-  Program program{AXON_PJRT_RECORD_SIZE(Program, format_size), nullptr, code.data(), code.size(), kFormat,
-                  sizeof(kFormat) - 1};
-  ClientCompileArgs compile{AXON_PJRT_RECORD_SIZE(ClientCompileArgs, executable), nullptr, client_, &program,
-                            kCompileOptions, sizeof(kCompileOptions), nullptr};
+  Program program{
+      AXON_PJRT_RECORD_SIZE(Program, format_size), nullptr, code.data(), code.size(), kFormat, sizeof(kFormat) - 1};
+  ClientCompileArgs compile{AXON_PJRT_RECORD_SIZE(ClientCompileArgs, executable),
+                            nullptr,
+                            client_,
+                            &program,
+                            kCompileOptions,
+                            sizeof(kCompileOptions),
+                            nullptr};
   call(kClientCompile, &compile, "compiling the StableHLO module");
   return adopt(compile.executable);
 }
@@ -89,8 +94,8 @@ std::shared_ptr<CompiledProgram> PjrtClient::adopt(LoadedExecutable* executable)
   // Owned from here: destroyed with the CompiledProgram, also if counting its results fails.
   auto compiled = std::make_shared<CompiledProgram>(*this, executable, 0);
   Executable* description = executable_of(*compiled);
-  ExecutableNumOutputsArgs outputs{AXON_PJRT_RECORD_SIZE(ExecutableNumOutputsArgs, num_outputs), nullptr,
-                                   description, 0};
+  ExecutableNumOutputsArgs outputs{AXON_PJRT_RECORD_SIZE(ExecutableNumOutputsArgs, num_outputs), nullptr, description,
+                                   0};
   std::string failure;
   try {
     call(kExecutableNumOutputs, &outputs, "PJRT_Executable_NumOutputs");
@@ -104,8 +109,8 @@ std::shared_ptr<CompiledProgram> PjrtClient::adopt(LoadedExecutable* executable)
 }
 
 Executable* PjrtClient::executable_of(const CompiledProgram& program) const {
-  LoadedExecutableGetExecutableArgs get{AXON_PJRT_RECORD_SIZE(LoadedExecutableGetExecutableArgs, executable),
-                                        nullptr, program.executable(), nullptr};
+  LoadedExecutableGetExecutableArgs get{AXON_PJRT_RECORD_SIZE(LoadedExecutableGetExecutableArgs, executable), nullptr,
+                                        program.executable(), nullptr};
   call(kLoadedExecutableGetExecutable, &get, "PJRT_LoadedExecutable_GetExecutable");
   return get.executable;
 }
@@ -235,8 +240,13 @@ void PjrtClient::run(const CompiledProgram& program, const std::vector<HostArray
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].bytes == 0) continue;
-    BufferCopyRawToHostArgs copy{AXON_PJRT_RECORD_SIZE(BufferCopyRawToHostArgs, event), nullptr, results[i],
-                                 outputs[i].data, 0, static_cast<int64_t>(outputs[i].bytes), nullptr};
+    BufferCopyRawToHostArgs copy{AXON_PJRT_RECORD_SIZE(BufferCopyRawToHostArgs, event),
+                                 nullptr,
+                                 results[i],
+                                 outputs[i].data,
+                                 0,
+                                 static_cast<int64_t>(outputs[i].bytes),
+                                 nullptr};
     call(kBufferCopyRawToHost, &copy, "copying a result out");
     if (copy.event != nullptr) {
       EventArgs await{AXON_PJRT_RECORD_SIZE(EventArgs, event), nullptr, copy.event};

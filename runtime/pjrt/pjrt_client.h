@@ -46,8 +46,7 @@ class PjrtClient {
   // Runs `program` on `inputs` (read in place where 64-byte aligned, copied
   // otherwise) and copies its results into `outputs`, waiting for all of it.
   // Throws std::runtime_error on failure.
-  void run(const CompiledProgram& program, const std::vector<HostArray>& inputs,
-           const std::vector<HostArray>& outputs);
+  void run(const CompiledProgram& program, const std::vector<HostArray>& inputs, const std::vector<HostArray>& outputs);
 
   // "0.106": the plugin's PJRT C API version.
   std::string api_version() const;

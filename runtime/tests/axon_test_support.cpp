@@ -13,9 +13,7 @@ struct TaskState {
   ReleaseCounter* counter;
 };
 
-axon_status run_task_state(void* user_data, char* message) {
-  return static_cast<TaskState*>(user_data)->body(message);
-}
+axon_status run_task_state(void* user_data, char* message) { return static_cast<TaskState*>(user_data)->body(message); }
 
 void release_task_state(void* user_data) {
   auto* state = static_cast<TaskState*>(user_data);
@@ -31,16 +29,16 @@ axon_host_function make_task(TaskBody body, ReleaseCounter* counter) {
 
 axon_status launch(axon_stream stream, std::function<void()> body) {
   return axon_stream_launch_host_function(stream, make_task([body = std::move(body)](char*) {
-                              body();
-                              return AXON_SUCCESS;
-                            }));
+                                            body();
+                                            return AXON_SUCCESS;
+                                          }));
 }
 
 axon_status launch_failing(axon_stream stream, axon_status status, const std::string& text) {
   return axon_stream_launch_host_function(stream, make_task([status, text](char* message) {
-                              std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s", text.c_str());
-                              return status;
-                            }));
+                                            std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s", text.c_str());
+                                            return status;
+                                          }));
 }
 
 axon_status Gate::hold(axon_stream stream) {
@@ -72,9 +70,7 @@ size_t memory_used(int device) {
   return bytes;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 ScopedStream::ScopedStream(int device, int priority) {
   require(axon_stream_create(device, priority, &stream_), "axon_stream_create");

@@ -12,28 +12,26 @@
 
 #include "axon/runtime.h"
 
-#define AXON_STATUS_TEXT(status) \
-  (std::string(axon_status_name(status)) + " (" + axon_last_error_message() + ")")
+#define AXON_STATUS_TEXT(status) (std::string(axon_status_name(status)) + " (" + axon_last_error_message() + ")")
 
-#define ASSERT_AXON_OK(expression)                                                     \
-  do {                                                                                 \
-    const axon_status axon_status_value_ = (expression);                               \
-    ASSERT_EQ(axon_status_value_, AXON_SUCCESS) << #expression << " returned "         \
-                                                << AXON_STATUS_TEXT(axon_status_value_); \
+#define ASSERT_AXON_OK(expression)                                              \
+  do {                                                                          \
+    const axon_status axon_status_value_ = (expression);                        \
+    ASSERT_EQ(axon_status_value_, AXON_SUCCESS)                                 \
+        << #expression << " returned " << AXON_STATUS_TEXT(axon_status_value_); \
   } while (0)
 
-#define EXPECT_AXON_OK(expression)                                                     \
-  do {                                                                                 \
-    const axon_status axon_status_value_ = (expression);                               \
-    EXPECT_EQ(axon_status_value_, AXON_SUCCESS) << #expression << " returned "         \
-                                                << AXON_STATUS_TEXT(axon_status_value_); \
+#define EXPECT_AXON_OK(expression)                                              \
+  do {                                                                          \
+    const axon_status axon_status_value_ = (expression);                        \
+    EXPECT_EQ(axon_status_value_, AXON_SUCCESS)                                 \
+        << #expression << " returned " << AXON_STATUS_TEXT(axon_status_value_); \
   } while (0)
 
-#define EXPECT_AXON_STATUS(expected, expression)                                        \
-  do {                                                                                  \
-    const axon_status axon_status_value_ = (expression);                                \
-    EXPECT_EQ(axon_status_value_, expected) << #expression << " returned "              \
-                                            << AXON_STATUS_TEXT(axon_status_value_);    \
+#define EXPECT_AXON_STATUS(expected, expression)                                                                    \
+  do {                                                                                                              \
+    const axon_status axon_status_value_ = (expression);                                                            \
+    EXPECT_EQ(axon_status_value_, expected) << #expression << " returned " << AXON_STATUS_TEXT(axon_status_value_); \
   } while (0)
 
 namespace axon_test {
@@ -112,7 +110,9 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* get() const { return pointer_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(pointer_); }
+  T* as() const {
+    return static_cast<T*>(pointer_);
+  }
 
  private:
   void* pointer_ = nullptr;

@@ -10,8 +10,8 @@
 
 using axon_test::DeviceBuffer;
 using axon_test::Gate;
-using axon_test::ScopedStream;
 using axon_test::require;
+using axon_test::ScopedStream;
 
 namespace {
 
@@ -147,8 +147,7 @@ TEST(Copy, InvalidArgumentsAreRejected) {
   EXPECT_AXON_OK(axon_memory_copy_async(device.get(), host.data(), 0, stream));
 
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_memory_copy_async(device.get(), host.data(), 2048, stream));
-  EXPECT_NE(std::string(axon_last_error_message()).find("overruns"), std::string::npos)
-      << axon_last_error_message();
+  EXPECT_NE(std::string(axon_last_error_message()).find("overruns"), std::string::npos) << axon_last_error_message();
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE,
                      axon_memory_copy_async(host.data(), device.as<char>() + 1000, 100, stream));
 

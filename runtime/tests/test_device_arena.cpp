@@ -70,8 +70,7 @@ TEST(DeviceArena, ThrowsOutOfMemoryWithTheDetail) {
     FAIL() << "expected a DriverError";
   } catch (const DriverError& error) {
     EXPECT_EQ(error.status(), AXON_ERROR_OUT_OF_MEMORY);
-    EXPECT_STREQ(error.what(),
-                 "out of memory on device 2: requested 4000 bytes, 1024 in use, capacity 4096 bytes");
+    EXPECT_STREQ(error.what(), "out of memory on device 2: requested 4000 bytes, 1024 in use, capacity 4096 bytes");
   }
 }
 

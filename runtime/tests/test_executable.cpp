@@ -26,11 +26,11 @@ std::vector<char> kernel_image() {
 
 // Skips the test unless device 0 loads host-shared-object executables.
 // Skips the test unless device 0 loads executables in `format`.
-#define REQUIRE_FORMAT(format)                                                             \
-  do {                                                                                     \
-    int supported_ = 0;                                                                    \
-    ASSERT_AXON_OK(axon_executable_format_supported(0, format, &supported_));              \
-    if (!supported_) GTEST_SKIP() << "the driver does not load " << (format);              \
+#define REQUIRE_FORMAT(format)                                                \
+  do {                                                                        \
+    int supported_ = 0;                                                       \
+    ASSERT_AXON_OK(axon_executable_format_supported(0, format, &supported_)); \
+    if (!supported_) GTEST_SKIP() << "the driver does not load " << (format); \
   } while (0)
 #define REQUIRE_HOST_EXECUTABLES() REQUIRE_FORMAT(AXON_FORMAT_HOST_SHARED_OBJECT)
 
@@ -38,9 +38,9 @@ class LoadedKernels {
  public:
   explicit LoadedKernels(int device) {
     const std::vector<char> image = kernel_image();
-    axon_test::require(axon_executable_load(device, AXON_FORMAT_HOST_SHARED_OBJECT, image.data(), image.size(),
-                                            &executable_),
-                       "axon_executable_load");
+    axon_test::require(
+        axon_executable_load(device, AXON_FORMAT_HOST_SHARED_OBJECT, image.data(), image.size(), &executable_),
+        "axon_executable_load");
   }
   ~LoadedKernels() {
     if (executable_ != nullptr) EXPECT_AXON_OK(axon_executable_destroy(executable_));
@@ -86,12 +86,11 @@ TEST(Executable, LaunchRunsInStreamOrderWithBindingsAndConstants) {
 
   Gate gate;
   ASSERT_AXON_OK(gate.hold(stream.get()));
-  const axon_binding bindings[] = {{a.get(), kCount * sizeof(float)},
-                                   {b.get(), kCount * sizeof(float)},
-                                   {out.get(), kCount * sizeof(float)}};
+  const axon_binding bindings[] = {
+      {a.get(), kCount * sizeof(float)}, {b.get(), kCount * sizeof(float)}, {out.get(), kCount * sizeof(float)}};
   const float scale = 3.0f;
-  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add", bindings, 3, &scale,
-                                               sizeof(scale)));
+  ASSERT_AXON_OK(
+      axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add", bindings, 3, &scale, sizeof(scale)));
   EXPECT_AXON_STATUS(AXON_ERROR_NOT_READY, axon_stream_query(stream.get()));  // queued behind the gate
   gate.open();
   ASSERT_AXON_OK(axon_memory_copy(result.data(), out.get(), kCount * sizeof(float), stream.get()));
@@ -109,8 +108,8 @@ TEST(Executable, DestroyWhileLaunchesAreQueuedKeepsTheProgram) {
   ASSERT_AXON_OK(gate.hold(stream.get()));
   const axon_binding bindings[] = {{a.get(), sizeof(float)}, {a.get(), sizeof(float)}, {out.get(), sizeof(float)}};
   const float scale = 2.0f;
-  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add", bindings, 3, &scale,
-                                               sizeof(scale)));
+  ASSERT_AXON_OK(
+      axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add", bindings, 3, &scale, sizeof(scale)));
   ASSERT_AXON_OK(axon_executable_destroy(kernels.get()));
   kernels.forget();
   gate.open();
@@ -136,17 +135,18 @@ TEST(Executable, ArgumentErrorsAreReportedAtTheCall) {
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_launch_executable(stream.get(), kernels.get(), "missing",
                                                                              device_binding, 1, nullptr, 0));
   const axon_binding host_binding[] = {{host, sizeof(host)}};
-  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_launch_executable(stream.get(), kernels.get(),
-                                                                             "scaled_add", host_binding, 1, nullptr, 0));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add",
+                                                                             host_binding, 1, nullptr, 0));
   const axon_binding overrun[] = {{buffer.get(), size_t{1} << 20}};  // past the allocation (and its granule)
-  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_stream_launch_executable(stream.get(), kernels.get(),
-                                                                             "scaled_add", overrun, 1, nullptr, 0));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE,
+                     axon_stream_launch_executable(stream.get(), kernels.get(), "scaled_add", overrun, 1, nullptr, 0));
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE,
                      axon_stream_launch_executable(stream.get(), nullptr, "scaled_add", nullptr, 0, nullptr, 0));
   if (axon_test::device_count() > 1) {
     ScopedStream other(1);
-    EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE, axon_stream_launch_executable(other.get(), kernels.get(),
-                                                                                "always_fails", nullptr, 0, nullptr, 0));
+    EXPECT_AXON_STATUS(
+        AXON_ERROR_INVALID_HANDLE,
+        axon_stream_launch_executable(other.get(), kernels.get(), "always_fails", nullptr, 0, nullptr, 0));
   }
   ASSERT_AXON_OK(axon_stream_synchronize(stream.get()));  // nothing was queued by the refused launches
 }
@@ -206,8 +206,9 @@ TEST(Executable, StablehloRunsInStreamOrderAndWritesResultsIntoTheirBindings) {
 
 TEST(Executable, StablehloRefusalsAreReportedAtTheCall) {
   REQUIRE_STABLEHLO();
-  const char broken[] = "module { func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> { %x = stablehlo.bogus %a "
-                        ": tensor<4xf32> return %x : tensor<4xf32> } }";
+  const char broken[] =
+      "module { func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> { %x = stablehlo.bogus %a "
+      ": tensor<4xf32> return %x : tensor<4xf32> } }";
   axon_executable executable = nullptr;
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE,
                      axon_executable_load(0, AXON_FORMAT_STABLEHLO, broken, sizeof(broken) - 1, &executable));

@@ -24,12 +24,12 @@ TEST(LaunchBlocking, LaunchReturnsTheTasksOwnFailureAndLeavesNoPendingError) {
   ScopedStream stream(0);
   axon_test::ReleaseCounter counter;
   const axon_status status = axon_stream_launch_host_function(stream, axon_test::make_task(
-                                                            [](char* message) {
-                                                              message[0] = 'x';
-                                                              message[1] = '\0';
-                                                              return AXON_ERROR_INVALID_VALUE;
-                                                            },
-                                                            &counter));
+                                                                          [](char* message) {
+                                                                            message[0] = 'x';
+                                                                            message[1] = '\0';
+                                                                            return AXON_ERROR_INVALID_VALUE;
+                                                                          },
+                                                                          &counter));
   EXPECT_EQ(status, AXON_ERROR_TASK_FAILED);
   const std::string message = axon_last_error_message();
   EXPECT_EQ(message.rfind("[axon_stream_launch_host_function] task failed on stream", 0), 0u) << message;

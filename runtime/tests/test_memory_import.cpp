@@ -16,11 +16,11 @@ using axon_test::memory_used;
 using axon_test::ScopedStream;
 
 // Imports `bytes` of `host` on `device`; skips the test if the driver cannot.
-#define IMPORT_OR_SKIP(device, host, bytes, device_pointer)                                \
-  do {                                                                                     \
-    const axon_status import_status_ = axon_memory_import_host(device, host, bytes, device_pointer); \
+#define IMPORT_OR_SKIP(device, host, bytes, device_pointer)                                             \
+  do {                                                                                                  \
+    const axon_status import_status_ = axon_memory_import_host(device, host, bytes, device_pointer);    \
     if (import_status_ == AXON_ERROR_NOT_SUPPORTED) GTEST_SKIP() << "driver cannot import host memory"; \
-    ASSERT_EQ(import_status_, AXON_SUCCESS) << AXON_STATUS_TEXT(import_status_);          \
+    ASSERT_EQ(import_status_, AXON_SUCCESS) << AXON_STATUS_TEXT(import_status_);                        \
   } while (0)
 
 TEST(MemoryImport, ImportedBytesAreReadThroughTheHostViewWithoutACopy) {
@@ -134,8 +134,7 @@ TEST(MemoryImport, InteriorPointersAreNotFreeable) {
   void* imported = nullptr;
   IMPORT_OR_SKIP(0, host.data(), host.size(), &imported);
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_POINTER, axon_memory_free(static_cast<char*>(imported) + 8));
-  EXPECT_TRUE(contains(axon_last_error_message(), "expected that import's base address"))
-      << axon_last_error_message();
+  EXPECT_TRUE(contains(axon_last_error_message(), "expected that import's base address")) << axon_last_error_message();
   int owner = -1;
   ASSERT_AXON_OK(axon_memory_pointer_device(imported, &owner));  // still live
   ASSERT_AXON_OK(axon_memory_free(imported));

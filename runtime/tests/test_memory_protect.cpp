@@ -50,8 +50,7 @@ TEST(MemoryProtect, TasksReachDeviceMemoryThroughTheHostView) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define AXON_EXPECT_SEGMENTATION_FAULT(statement) EXPECT_DEATH(statement, "SEGV")
 #else
-#define AXON_EXPECT_SEGMENTATION_FAULT(statement) \
-  EXPECT_EXIT(statement, testing::KilledBySignal(SIGSEGV), "")
+#define AXON_EXPECT_SEGMENTATION_FAULT(statement) EXPECT_EXIT(statement, testing::KilledBySignal(SIGSEGV), "")
 #endif
 
 TEST(MemoryProtectDeathTest, DereferencingADevicePointerFromHostCodeFaults) {

@@ -22,11 +22,11 @@ TEST(Shutdown, DrainsQueuedWorkThenRefusesCalls) {
   ASSERT_AXON_OK(gate.hold(stream));
   std::atomic<bool> ran{false};
   ASSERT_AXON_OK(axon_stream_launch_host_function(stream, axon_test::make_task(
-                                                [&](char*) {
-                                                  ran = true;
-                                                  return AXON_SUCCESS;
-                                                },
-                                                &counter)));
+                                                              [&](char*) {
+                                                                ran = true;
+                                                                return AXON_SUCCESS;
+                                                              },
+                                                              &counter)));
   std::thread opener([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     gate.open();
@@ -52,8 +52,9 @@ TEST(Shutdown, DrainsQueuedWorkThenRefusesCalls) {
   EXPECT_AXON_STATUS(AXON_ERROR_SHUT_DOWN, axon_memory_copy_async(&count, &count, 4, stream));
 
   // A launch refused by shutdown still releases its task.
-  EXPECT_AXON_STATUS(AXON_ERROR_SHUT_DOWN,
-                     axon_stream_launch_host_function(stream, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
+  EXPECT_AXON_STATUS(
+      AXON_ERROR_SHUT_DOWN,
+      axon_stream_launch_host_function(stream, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
   EXPECT_EQ(counter.count.load(), 2);
 
   // Late owners free without failing, whatever they hold.

@@ -62,8 +62,7 @@ TEST(SmallMemory, FreedNeighboursCoalesceIntoOneRange) {
   ASSERT_AXON_OK(axon_memory_free(quarters[3]));
   void* too_big = nullptr;
   EXPECT_AXON_STATUS(AXON_ERROR_OUT_OF_MEMORY, axon_memory_allocate(0, 2 * kQuarter, &too_big));
-  EXPECT_NE(std::string(axon_last_error_message()).find("contiguous"), std::string::npos)
-      << axon_last_error_message();
+  EXPECT_NE(std::string(axon_last_error_message()).find("contiguous"), std::string::npos) << axon_last_error_message();
 
   ASSERT_AXON_OK(axon_memory_free(quarters[0]));
   ASSERT_AXON_OK(axon_memory_free(third));

@@ -90,16 +90,16 @@ TEST(TaskFailure, FailureOfADestroyedStreamGoesToTheDevice) {
 
 TEST(TaskFailure, AThrownExceptionIsAFailureWithItsWhat) {
   ScopedStream stream(0);
-  ASSERT_AXON_OK(axon_stream_launch_host_function(stream, axon_test::make_task([](char*) -> axon_status {
-    throw std::runtime_error("kernel exploded");
-  })));
+  ASSERT_AXON_OK(axon_stream_launch_host_function(
+      stream, axon_test::make_task([](char*) -> axon_status { throw std::runtime_error("kernel exploded"); })));
   EXPECT_AXON_STATUS(AXON_ERROR_TASK_FAILED, axon_stream_synchronize(stream));
   EXPECT_TRUE(contains(axon_last_error_message(), "kernel exploded")) << axon_last_error_message();
 }
 
 TEST(TaskFailure, AFailureWithoutMessageStillSaysSo) {
   ScopedStream stream(0);
-  ASSERT_AXON_OK(axon_stream_launch_host_function(stream, axon_test::make_task([](char*) { return AXON_ERROR_INVALID_VALUE; })));
+  ASSERT_AXON_OK(
+      axon_stream_launch_host_function(stream, axon_test::make_task([](char*) { return AXON_ERROR_INVALID_VALUE; })));
   EXPECT_AXON_STATUS(AXON_ERROR_TASK_FAILED, axon_stream_synchronize(stream));
   EXPECT_TRUE(contains(axon_last_error_message(), "no message")) << axon_last_error_message();
 }
@@ -107,7 +107,8 @@ TEST(TaskFailure, AFailureWithoutMessageStillSaysSo) {
 TEST(TaskRelease, IsCalledExactlyOnceOnEveryPath) {
   ScopedStream stream(0);
   ReleaseCounter counter;
-  ASSERT_AXON_OK(axon_stream_launch_host_function(stream, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
+  ASSERT_AXON_OK(
+      axon_stream_launch_host_function(stream, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
   ASSERT_AXON_OK(axon_stream_launch_host_function(
       stream, axon_test::make_task([](char*) { return AXON_ERROR_INVALID_VALUE; }, &counter)));
   ASSERT_AXON_OK(axon_stream_launch_host_function(
@@ -116,8 +117,9 @@ TEST(TaskRelease, IsCalledExactlyOnceOnEveryPath) {
   // Released before completion is published: synchronize sees all three.
   EXPECT_EQ(counter.count.load(), 3);
 
-  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_HANDLE,
-                     axon_stream_launch_host_function(nullptr, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
+  EXPECT_AXON_STATUS(
+      AXON_ERROR_INVALID_HANDLE,
+      axon_stream_launch_host_function(nullptr, axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter)));
   EXPECT_EQ(counter.count.load(), 4);
   axon_host_function without_run = axon_test::make_task([](char*) { return AXON_SUCCESS; }, &counter);
   without_run.run = nullptr;
@@ -125,7 +127,8 @@ TEST(TaskRelease, IsCalledExactlyOnceOnEveryPath) {
   EXPECT_EQ(counter.count.load(), 5);
 
   // A task without a release function is fine too.
-  ASSERT_AXON_OK(axon_stream_launch_host_function(stream, axon_host_function{[](void*, char*) { return AXON_SUCCESS; }, nullptr, nullptr}));
+  ASSERT_AXON_OK(axon_stream_launch_host_function(
+      stream, axon_host_function{[](void*, char*) { return AXON_SUCCESS; }, nullptr, nullptr}));
   ASSERT_AXON_OK(axon_stream_synchronize(stream));
   EXPECT_EQ(counter.count.load(), 5);
 }

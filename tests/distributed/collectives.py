@@ -385,7 +385,8 @@ def main():
     dist.init_process_group("cpu:gloo,axon:axon", timeout=datetime.timedelta(seconds=60), device_id=device())
     run_checks([
         check_backend_selected, check_broadcast, check_all_reduce_ops_and_dtypes,
-        check_all_reduce_avg_and_premul_sum, check_all_reduce_non_contiguous_and_async, check_stream_ordering, check_memory_is_released,
+        check_all_reduce_avg_and_premul_sum, check_all_reduce_non_contiguous_and_async, check_stream_ordering,
+        check_memory_is_released,
         check_reduce, check_all_gather_family, check_gather_scatter, check_reduce_scatter_family,
         check_all_to_all, check_point_to_point, check_coalesced, check_subgroups, check_bad_arguments,
     ])

@@ -274,9 +274,9 @@ def main():
     dist.init_process_group(device_id=device())
     assert dist.get_backend() == "axon", dist.get_backend()
     selected = os.environ.get("AXON_TEST_CHECKS")
-    checks = [check_ddp_gpt, check_ddp_comm_hook, check_fsdp2_gpt, check_fsdp2_mixed_precision, check_zero_redundancy_optimizer,
-              check_tensor_and_sequence_parallel, check_dtensor_random_ops, check_pipeline_parallel,
-              check_distributed_checkpoint_resharding]
+    checks = [check_ddp_gpt, check_ddp_comm_hook, check_fsdp2_gpt, check_fsdp2_mixed_precision,
+              check_zero_redundancy_optimizer, check_tensor_and_sequence_parallel, check_dtensor_random_ops,
+              check_pipeline_parallel, check_distributed_checkpoint_resharding]
     if selected:
         checks = [c for c in checks if c.__name__ in selected.split(",")]
     run_checks(checks)

@@ -108,7 +108,7 @@ class CompiledPartition(torch.nn.Module):
             self._warned_rerun = True
             check = failed[0][0]
             warnings.warn(f"[axon compile] {self.name} of {self.graph} runs eagerly for this call: {check.op} "
-                          f"{check.message}")
+                          f"{check.message}", stacklevel=1)
         return True
 
     def _specialize(self, args, key):
@@ -125,7 +125,7 @@ class CompiledPartition(torch.nn.Module):
                 raise RuntimeError(f"[axon compile] strict mode: {self.name} of {self.graph} cannot be lowered "
                                    f"for inputs {key}: {error}") from error
             warnings.warn(f"[axon compile] {self.name} of {self.graph} runs eagerly on axon for inputs {key}: "
-                          f"{error}")
+                          f"{error}", stacklevel=1)
             self._store(key, _EAGER)
             return _EAGER
         lowered, compiled = results["stablehlo"], results["executable"]

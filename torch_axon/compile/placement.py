@@ -36,7 +36,7 @@ def place(aten_module: torch.fx.GraphModule, job) -> torch.fx.GraphModule:
         if op not in _warned_ops and why not in _CHOSEN:
             _warned_ops.add(op)
             warnings.warn(f"[axon compile] {op} runs eagerly on axon inside compiled graphs ({why}); "
-                          "options={'strict': True} makes this an error")
+                          "options={'strict': True} makes this an error", stacklevel=1)
     record.lowered_nodes = record.nodes - len(eager)
     for child_name, child in list(partitioned.named_children()):
         if child_name.startswith("fused_"):

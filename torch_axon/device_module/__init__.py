@@ -12,6 +12,18 @@ distributed backend (``torch_axon.distributed``) are not part of it.
 import torch
 
 from .device import (
+    _initialized as _initialized,
+)
+from .device import (
+    _is_in_bad_fork as _is_in_bad_fork,
+)
+from .device import (
+    _lazy_init as _lazy_init,
+)
+from .device import (
+    _sleep as _sleep,
+)
+from .device import (
     current_device,
     device,
     device_count,
@@ -29,10 +41,6 @@ from .device import (
     is_tf32_supported,
     set_device,
     synchronize,
-    _initialized,
-    _is_in_bad_fork,
-    _lazy_init,
-    _sleep,
 )
 from .fallback import fallback_mode, fallback_ops, reset_fallback_ops
 from .memory import (
@@ -49,6 +57,9 @@ from .memory import (
     reset_peak_memory_stats,
 )
 from .random import (
+    _get_generator as _get_generator,
+)
+from .random import (
     default_generators,
     get_rng_state,
     get_rng_state_all,
@@ -59,8 +70,8 @@ from .random import (
     seed_all,
     set_rng_state,
     set_rng_state_all,
-    _get_generator,
 )
+from .runtime import is_launch_blocking, shutdown
 from .streams import (
     Event,
     Stream,
@@ -70,7 +81,6 @@ from .streams import (
     set_stream,
     stream,
 )
-from .runtime import is_launch_blocking, shutdown
 
 # The exception torch.cuda.OutOfMemoryError names: code written for CUDA
 # catches `torch.<device>.OutOfMemoryError`.

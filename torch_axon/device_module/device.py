@@ -11,7 +11,6 @@ import torch
 from .. import _C
 
 
-
 def _device_index(device: Any = None, optional: bool = True) -> int:
     """Index of an axon device given as torch.device, 'axon:N', int or None (current)."""
     if device is None:

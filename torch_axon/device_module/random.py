@@ -6,7 +6,8 @@ CUDA uses, so torch.random.fork_rng and DTensor's RNG tracker work as is.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 

@@ -15,12 +15,12 @@ extern "C" {
 #endif
 
 typedef struct axon_device_properties {
-  char name[64];              // e.g. "Axon Emulated Device"
-  size_t total_memory;        // capacity in bytes; allocations beyond it fail
-  int stream_priority_low;    // numerically greatest (least urgent) priority
-  int stream_priority_high;   // numerically smallest (most urgent) priority
-  int launch_blocking;        // 1 if every launch completes before returning
-  int memory_protected;       // 1 if host code cannot touch device memory
+  char name[64];             // e.g. "Axon Emulated Device"
+  size_t total_memory;       // capacity in bytes; allocations beyond it fail
+  int stream_priority_low;   // numerically greatest (least urgent) priority
+  int stream_priority_high;  // numerically smallest (most urgent) priority
+  int launch_blocking;       // 1 if every launch completes before returning
+  int memory_protected;      // 1 if host code cannot touch device memory
 } axon_device_properties;
 
 // Number of devices. Never fails before shutdown, unless the driver itself

@@ -40,9 +40,9 @@ extern "C" {
 #define AXON_DRIVER_ENTRY_POINT "axon_driver_get_api"
 
 typedef struct axon_driver_api {
-  size_t struct_size;     // sizeof(axon_driver_api) as the driver was built
-  uint32_t abi_version;   // AXON_DRIVER_ABI_VERSION
-  const char* name;       // e.g. "emulated"; shown by torch.axon.driver_name()
+  size_t struct_size;    // sizeof(axon_driver_api) as the driver was built
+  uint32_t abi_version;  // AXON_DRIVER_ABI_VERSION
+  const char* name;      // e.g. "emulated"; shown by torch.axon.driver_name()
 
   // status.h
   const char* (*last_error_message)(void);

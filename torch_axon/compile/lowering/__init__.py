@@ -1,7 +1,21 @@
 """ATen → StableHLO lowering: the op table (registry), one module per op family."""
 
-from . import (convolution, creation, distance, elementwise, indexing, linear_algebra, normalization,  # noqa: F401
-               pooling, reduction, sampling, shape, sorting, spectral)  # (registrations)
+# Importing each op family registers its lowerings in the table.
+from . import (  # noqa: F401
+    convolution,
+    creation,
+    distance,
+    elementwise,
+    indexing,
+    linear_algebra,
+    normalization,
+    pooling,
+    reduction,
+    sampling,
+    shape,
+    sorting,
+    spectral,
+)
 from .builder import LoweringError, Value
 from .graph import LoweredGraph, lower_graph, propagate_shapes
 from .registry import LOWERINGS, lowering_for, lowers

@@ -71,7 +71,8 @@ def _transposed_conv(context, x, weight, out_shape, compute, stride, padding, di
     """conv_transpose(x, weight [I, O/g, k...]) into `out_shape`."""
     kernel = weight.shape[2:]
     pads = []
-    for k, s, p, d, op, n, o in zip(kernel, stride, padding, dilation, output_padding, x.shape[2:], out_shape[2:]):
+    # output_padding is already in out_shape: the high pad follows from the output size.
+    for k, s, p, d, n, o in zip(kernel, stride, padding, dilation, x.shape[2:], out_shape[2:]):
         low = d * (k - 1) - p
         high = o - ((n - 1) * s + 1) - low + d * (k - 1)  # = low + output_padding when shapes agree
         pads.append((low, high))

@@ -15,7 +15,6 @@ import torch
 
 from .builder import LoweringError, comparison_type, i64_array, scalar_region, tensor_type
 from .checks import check_index_bounds
-from .context import LoweringContext
 from .indexing import point_gather, point_scatter, stack_coordinates
 from .registry import lowers
 
@@ -83,10 +82,10 @@ def _max_region(dtype):
         f"  %both_nan = {logic('and', '%a_nan', '%b_nan')}",
         f"  %any_nan = {logic('or', '%a_nan', '%b_nan')}",
         f"  %a_later = {compare('%ai', '%bi', 'GT', 'SIGNED', index)}",
-        f'  %a_nan_pick = "stablehlo.select"(%both_nan, %a_later, %a_nan) : (tensor<i1>, tensor<i1>, tensor<i1>)'
-        f" -> tensor<i1>",
-        f'  %pick = "stablehlo.select"(%any_nan, %a_nan_pick, %numeric) : (tensor<i1>, tensor<i1>, tensor<i1>)'
-        f" -> tensor<i1>",
+        '  %a_nan_pick = "stablehlo.select"(%both_nan, %a_later, %a_nan) : (tensor<i1>, tensor<i1>, tensor<i1>)'
+        " -> tensor<i1>",
+        '  %pick = "stablehlo.select"(%any_nan, %a_nan_pick, %numeric) : (tensor<i1>, tensor<i1>, tensor<i1>)'
+        " -> tensor<i1>",
         f'  %v = "stablehlo.select"(%pick, %av, %bv) : (tensor<i1>, {scalar}, {scalar}) -> {scalar}',
         f'  %i = "stablehlo.select"(%pick, %ai, %bi) : (tensor<i1>, {index}, {index}) -> {index}',
         f'  "stablehlo.return"(%v, %i) : ({scalar}, {index}) -> ()',

@@ -8,7 +8,7 @@ import math
 import torch
 
 from .builder import LoweringError, comparison_type, i64_array, tensor_type
-from .context import LoweringContext, normalize_dim
+from .context import normalize_dim
 from .registry import lowers
 
 aten = torch.ops.aten
@@ -37,7 +37,7 @@ def _accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
 def _sum(context, node, x, dim=None, keepdim=False, dtype=None):
     meta = context.output_tensor()
     if node.target in (aten.sum.default, aten.mean.default, aten.prod.default):
-        dtype, dim = dim, None
+        dim = None  # these overloads' second argument is the dtype, which the output type carries
     compute = _accumulate_dtype(meta.dtype)
     dims = _dims(x, dim)
     product = node.target in (aten.prod.dim_int, aten.prod.default)

@@ -9,7 +9,7 @@ then runs that node eagerly on axon instead.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

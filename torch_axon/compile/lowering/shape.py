@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .builder import LoweringError, i64_array
+from .builder import i64_array
 from .context import normalize_dim
 from .registry import lowers
 

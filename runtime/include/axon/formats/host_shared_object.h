@@ -26,7 +26,7 @@ typedef struct axon_host_dispatch {
   void* const* bindings;        // host address of each binding's first byte
   const size_t* binding_bytes;  // and its size, as launched
   size_t binding_count;
-  const void* constants;        // the launch's constant bytes (null if none)
+  const void* constants;  // the launch's constant bytes (null if none)
   size_t constant_bytes;
 } axon_host_dispatch;
 
