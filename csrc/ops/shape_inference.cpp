@@ -16,6 +16,8 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -109,12 +111,16 @@ class KeyBuilder {
 
   const std::vector<int64_t>& words() const { return words_; }
 
- private:
+  // Appends a tag of the caller's own (a placeholder for a left-out value).
   bool word(int64_t value) {
     words_.push_back(value);
     return true;
   }
 
+  // Whether every tensor seen so far holds floating-point or complex numbers.
+  bool all_tensors_inexact() const { return all_tensors_inexact_; }
+
+ private:
   bool real(double value) {
     int64_t bits = 0;
     std::memcpy(&bits, &value, sizeof(bits));
@@ -123,6 +129,8 @@ class KeyBuilder {
 
   bool tensor(const at::Tensor& value) {
     if (!value.defined()) return word(0);
+    all_tensors_inexact_ =
+        all_tensors_inexact_ && (at::isFloatingType(value.scalar_type()) || at::isComplexType(value.scalar_type()));
     word(1);
     word(static_cast<int64_t>(value.scalar_type()));
     word(static_cast<int64_t>(value.device().type()));
@@ -148,6 +156,7 @@ class KeyBuilder {
 
   std::vector<int64_t> words_;
   std::vector<std::pair<const c10::StorageImpl*, int64_t>> storages_;  // first offset (bytes) each was seen at
+  bool all_tensors_inexact_ = true;
 };
 
 struct KeyHash {
@@ -387,8 +396,11 @@ bool runs_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
 //    overload writes into exactly-sized outputs without resizing them (some
 //    use the output as scratch space); if not, the call runs the functional
 //    kernel and copies instead.
+std::atomic<int64_t> reference_run_count{0};
+
 void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
                         MetaOutcome& outcome) {
+  reference_run_count.fetch_add(1, std::memory_order_relaxed);
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
   // Varied values first (they let check_out_variant compare results), then
@@ -477,6 +489,53 @@ std::vector<c10::Warning> repeated_warnings(const c10::OperatorHandle& op, c10::
   return warnings;
 }
 
+// Sizes, strides and dtypes of every tensor a meta run returned or left in
+// its arguments, flattened into integers.
+std::vector<int64_t> meta_signature(c10::ArrayRef<c10::IValue> returns, c10::ArrayRef<c10::IValue> arguments_after) {
+  std::vector<int64_t> words;
+  for (const auto values : {returns, arguments_after}) {
+    words.push_back(-1);
+    for (const auto& value : values) {
+      for_each_tensor(value, [&](const at::Tensor& tensor) {
+        words.push_back(tensor.defined() ? static_cast<int64_t>(tensor.scalar_type()) : -2);
+        if (!tensor.defined()) return;
+        words.push_back(tensor.dim());
+        words.insert(words.end(), tensor.sizes().begin(), tensor.sizes().end());
+        words.insert(words.end(), tensor.strides().begin(), tensor.strides().end());
+      });
+    }
+  }
+  return words;
+}
+
+// A Scalar argument's floating-point value whose exact value the cache need
+// not key on: finite and within float16's range, so converting it to the
+// (floating or complex) dtype of the call cannot overflow, the one way such a
+// value makes a CPU kernel refuse a call its meta kernel accepts. Values that
+// change output shapes (arange's bounds) are caught by comparing meta runs.
+bool is_free_scalar(const c10::Argument& argument, const c10::IValue& value) {
+  if (argument.type()->kind() != c10::TypeKind::NumberType || !value.isDouble()) return false;
+  const double number = value.toDouble();
+  return std::isfinite(number) && std::abs(number) <= 65504.0;
+}
+
+// The key of a call with its free Scalar values left out, if it has any and
+// every tensor it takes is floating-point or complex; else false.
+bool build_value_free_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, KeyBuilder& key) {
+  const auto& arguments = op.schema().arguments();
+  bool any_free = false;
+  key.word(-7);  // never equal to an exact key
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < arguments.size() && is_free_scalar(arguments[i], args[i])) {
+      any_free = true;
+      key.word(3);
+      continue;
+    }
+    if (!key.add(args[i])) return false;
+  }
+  return any_free && key.all_tensors_inexact();
+}
+
 std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const OperatorPlan& plan,
                                             c10::ArrayRef<c10::IValue> args) {
   auto outcome = std::make_shared<MetaOutcome>();
@@ -493,6 +552,7 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
     outcome->arguments_after.clear();
     return outcome;
   }
+  outcome->meta_signature = meta_signature(stack, outcome->arguments_after);
   outcome->returns = std::move(stack);
   adopt_cpu_metadata(op, plan, args, *outcome);
   if (outcome->needs_data) {
@@ -516,23 +576,46 @@ bool build_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, K
 
 }  // namespace
 
+int64_t reference_runs() { return reference_run_count.load(std::memory_order_relaxed); }
+
 std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
                                                  c10::ArrayRef<c10::IValue> args, bool& from_cache) {
   from_cache = false;
   KeyBuilder key(op);
   const bool cacheable = build_key(op, args, key);
+  const auto cached_outcome = [](const std::vector<int64_t>& words) {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto hit = cache.find(words);
+    return hit != cache.end() ? hit->second : std::shared_ptr<const MetaOutcome>();
+  };
+  const auto answer_from_cache = [&](std::shared_ptr<const MetaOutcome> cached) {
+    // Outside the lock: a warning handler may run Python.
+    for (const auto& warning : cached->repeated_warnings) c10::warn(warning);
+    from_cache = true;
+    return cached;
+  };
   if (cacheable) {
-    std::shared_ptr<const MetaOutcome> cached;
-    {
-      std::lock_guard<std::mutex> lock(cache_mutex);
-      auto hit = cache.find(key.words());
-      if (hit != cache.end()) cached = hit->second;
-    }
-    if (cached) {
-      // Outside the lock: a warning handler may run Python.
-      for (const auto& warning : cached->repeated_warnings) c10::warn(warning);
-      from_cache = true;
-      return cached;
+    if (auto cached = cached_outcome(key.words())) return answer_from_cache(std::move(cached));
+  }
+  // A call that differs from a cached one only in a Scalar's value (an
+  // optimizer's bias-corrected step size changes every step) reuses its
+  // outcome when its own meta run agrees, instead of running the CPU kernel
+  // on full-size stand-ins again.
+  KeyBuilder value_free_key(op);
+  const bool has_value_free_key = cacheable && build_value_free_key(op, args, value_free_key);
+  if (has_value_free_key) {
+    auto similar = cached_outcome(value_free_key.words());
+    if (similar && !similar->needs_data) {
+      torch::jit::Stack stack = meta_arguments(args);
+      const torch::jit::Stack arguments_after = stack;  // shares the meta tensors: sees resizes
+      bool agrees = false;
+      try {
+        call_meta(op, stack);
+        agrees = meta_signature(stack, arguments_after) == similar->meta_signature;
+      } catch (const std::exception&) {
+        // The full path below raises or reports this call's own error.
+      }
+      if (agrees) return answer_from_cache(std::move(similar));
     }
   }
   auto outcome = run_meta(op, plan, args);
@@ -540,6 +623,7 @@ std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, 
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (cache.size() >= kMaxCachedOutcomes) cache.clear();
     cache.emplace(key.words(), outcome);
+    if (has_value_free_key) cache[value_free_key.words()] = outcome;
   }
   return outcome;
 }

@@ -36,6 +36,11 @@ struct MetaOutcome {
   // process: replayed on each call the cache answers. (Resized out= tensors
   // are warned about by the caller, which sees the real tensors.)
   std::vector<c10::Warning> repeated_warnings;
+  // The meta kernel's own output metadata (sizes, strides, dtypes of the
+  // returns and of the arguments after the call), before the CPU's metadata
+  // replaced it: a call that differs only in a Scalar's value may reuse this
+  // outcome when its meta kernel gives the same (see infer_outputs).
+  std::vector<int64_t> meta_signature;
 };
 
 // Meta outcome for calling `op` with `args` (axon tensors, CPU scalars, ...).
@@ -45,6 +50,10 @@ struct MetaOutcome {
 // warnings about resized out= tensors are the caller's to give).
 std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, const OperatorPlan& plan,
                                                  c10::ArrayRef<c10::IValue> args, bool& from_cache);
+
+// How many calls so far ran the CPU kernel on stand-ins to learn their
+// outcome (cache misses that reached the CPU reference); for tests.
+int64_t reference_runs();
 
 // A meta tensor with `tensor`'s sizes, strides, dtype and conj/neg flags
 // (no autograd); anything but an axon tensor is returned unchanged.

@@ -1,7 +1,8 @@
 // torch_axon._C._testing: hooks only tests use. A "gate" task holds a stream
 // until Python opens it, so tests observe asynchrony deterministically (work
 // queued behind a closed gate is provably not done) instead of racing against
-// a timer; live_blocks reports the caching allocator's totals.
+// a timer; live_blocks reports the caching allocator's totals, and
+// reference_runs the generic kernel's cache misses.
 #include <pybind11/pybind11.h>
 
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include "core/device_allocator.h"
 #include "core/stream.h"
 #include "host_execution/stream_launch.h"
+#include "ops/shape_inference.h"
 #include "python/bindings.h"
 
 namespace py = pybind11;
@@ -89,6 +91,8 @@ void init_testing(py::module_& m) {
   testing.def("close_gate", &close_gate, py::arg("device"), py::arg("stream_id"));
   testing.def("open_gate", &open_gate, py::arg("gate"));
   testing.def("live_blocks", &live_blocks, py::arg("device"));
+  testing.def("reference_runs", &reference_runs,
+              "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
 }
 
 }  // namespace axon
