@@ -31,7 +31,8 @@ aten = torch.ops.aten
 # Ops a backend may prefer to serve with its tuned library kernels instead of
 # compiler-generated code, like Inductor's extern kernels: with
 # AXON_COMPILE_EXTERN=1 they run as axon ops between compiled partitions. Off by
-# default: on this host XLA:CPU's dots were not slower than the eager GEMMs.
+# default: splitting graphs there made GPT and CNN training slower overall (more
+# partitions; docs/benchmarks.md), although XLA:CPU's dots alone are slower.
 EXTERN_KERNELS = {aten.mm.default, aten.bmm.default, aten.addmm.default, aten.baddbmm.default,
                   aten.convolution.default, aten.convolution_backward.default}
 EXTERN_REASON = "extern kernel: runs as the axon library op"
