@@ -34,16 +34,23 @@ def to_axon(value: Any, storages: dict | None = None) -> Any:
 
     Tensors that share a CPU storage share one axon storage too (`storages`
     maps CPU storage addresses to axon storages), so samples that test
-    aliasing between arguments (out= overlapping an input) keep it.
+    aliasing between arguments (out= overlapping an input) keep it; and one
+    tensor passed twice is one axon tensor passed twice (a loss given the same
+    tensor as input and target gets the gradient of both uses in one place).
     """
     storages = {} if storages is None else storages
     if isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
             return value
+        key = ("tensor", id(value))
+        if key in storages:
+            return storages[key][1]
         moved = _same_layout_on_axon(value.detach(), storages)
         # A fresh leaf either way: the CPU tensor's history stays on the CPU.
-        return moved.requires_grad_(value.requires_grad) if moved.is_floating_point() or moved.is_complex() \
-            else moved
+        if moved.is_floating_point() or moved.is_complex():
+            moved = moved.requires_grad_(value.requires_grad)
+        storages[key] = (value, moved)  # keeps `value` alive, so its id is not reused meanwhile
+        return moved
     if isinstance(value, torch.device) and value.type == "cpu":
         return torch.device("axon")
     if isinstance(value, (list, tuple)):

@@ -78,8 +78,9 @@ def run_module(module_info, *, dtypes=(torch.float32, torch.float64), max_inputs
                 except Exception:
                     continue  # the CPU cannot run this input either
                 moved = copy.copy(module_input.forward_input)
-                moved.args, moved.kwargs = to_axon(module_input.forward_input.args), to_axon(
-                    module_input.forward_input.kwargs)
+                storages = {}  # shared: a tensor given both as an argument and a keyword stays one tensor
+                moved.args = to_axon(module_input.forward_input.args, storages)
+                moved.kwargs = to_axon(module_input.forward_input.kwargs, storages)
                 actual = _run(axon_module, moved)
                 torch.axon.synchronize()
                 assert_same(actual[0], expected[0], check_strides=False, where="module output")

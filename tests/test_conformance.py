@@ -46,6 +46,22 @@ def test_module_conforms(name):
     assert results and all(r.outcome == Outcome.PASSED for r in results), [r.detail for r in results]
 
 
+def test_one_tensor_passed_twice_stays_one_tensor_on_axon():
+    # KLDivLoss's module inputs pass one tensor as both input and target: its gradient is the sum of both
+    # uses, so moving the two arguments as two leaves compared partial gradients with the CPU's total.
+    from torch.testing._internal.common_modules import module_db
+
+    from conformance.comparison import to_axon
+    from conformance.module_cases import run_module
+
+    leaf = torch.ones(3, requires_grad=True)
+    first, second = to_axon((leaf, leaf))
+    assert first is second and first.requires_grad
+    info = next(m for m in module_db if m.name == "nn.KLDivLoss")
+    results = run_module(info, dtypes=(torch.float64,))
+    assert results and all(r.outcome == Outcome.PASSED for r in results), [r.detail for r in results]
+
+
 @pytest.mark.parametrize("name", ["AdamW", "SGD", "Adam", "RMSprop"])
 def test_optimizer_conforms_including_foreach_and_fused(name):
     from torch.testing._internal.common_optimizers import optim_db
