@@ -382,6 +382,9 @@ bool runs_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
   }
 }
 
+// Calls adopt_cpu_metadata has run so far (reference_runs(), for tests).
+std::atomic<int64_t> reference_run_count{0};
+
 // The CPU kernel is the reference, for checks and for output metadata: run
 // it once on stand-ins of the call.
 //  - If it refuses stand-ins filled with zeros and with ones alike, the call
@@ -396,8 +399,6 @@ bool runs_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
 //    overload writes into exactly-sized outputs without resizing them (some
 //    use the output as scratch space); if not, the call runs the functional
 //    kernel and copies instead.
-std::atomic<int64_t> reference_run_count{0};
-
 void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
                         MetaOutcome& outcome) {
   reference_run_count.fetch_add(1, std::memory_order_relaxed);
