@@ -9,6 +9,8 @@
 
 #include "driver_error.h"
 
+using namespace axon::common;
+
 namespace axon::emulated {
 namespace {
 

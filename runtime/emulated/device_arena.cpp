@@ -13,6 +13,8 @@
 #include "axon/status.h"
 #include "driver_error.h"
 
+using namespace axon::common;
+
 namespace axon::emulated {
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include "driver_error.h"
 
+using namespace axon::common;
+
 namespace axon::emulated {
 
 std::optional<DeviceRange> find_device_range(Driver& driver, const void* pointer, std::size_t bytes, const char* role) {

@@ -12,9 +12,9 @@
 #include "driver.h"
 #include "entry_points.h"
 
+using namespace axon::common;
+
 using axon::emulated::Driver;
-using axon::emulated::guarded_call;
-using axon::emulated::require_output;
 
 namespace axon::emulated::entry_points {
 
@@ -34,8 +34,8 @@ axon_status axon_device_get_properties(int device, axon_device_properties* prope
     axon_device_properties result{};
     std::strncpy(result.name, "Axon Emulated Device", sizeof(result.name) - 1);
     result.total_memory = driver.arena(device).capacity();
-    result.stream_priority_low = axon::emulated::kStreamPriorityLeastUrgent;
-    result.stream_priority_high = axon::emulated::kStreamPriorityMostUrgent;
+    result.stream_priority_low = axon::common::kStreamPriorityLeastUrgent;
+    result.stream_priority_high = axon::common::kStreamPriorityMostUrgent;
     result.launch_blocking = driver.config().launch_blocking ? 1 : 0;
     result.memory_protected = driver.config().memory_protect ? 1 : 0;
     *properties = result;
@@ -80,34 +80,7 @@ axon_status axon_device_synchronize(int device) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
-    axon::emulated::Scheduler& scheduler = driver.scheduler();
-    auto lock = scheduler.lock();
-    // Wait for the work queued so far, not for work other threads keep adding.
-    std::vector<std::pair<axon_stream_object*, uint64_t>> targets;
-    for (axon_stream_object* stream : scheduler.streams_of(device)) {
-      targets.emplace_back(stream, stream->submitted);
-    }
-    scheduler.wait_until(lock, [&] {
-      for (const auto& [stream, ticket] : targets) {
-        const auto& live = scheduler.streams_of(device);
-        if (std::find(live.begin(), live.end(), stream) == live.end()) continue;  // destroyed
-        if (stream->completed < ticket) return false;
-      }
-      return true;
-    });
-    // Report the earliest failure of the device and clear all of them.
-    std::optional<axon::emulated::PendingError> earliest = std::move(scheduler.orphaned_error(device));
-    scheduler.orphaned_error(device).reset();
-    for (axon_stream_object* stream : scheduler.streams_of(device)) {
-      if (!stream->pending_error) continue;
-      if (!earliest || stream->pending_error->failure_order < earliest->failure_order) {
-        earliest = std::move(stream->pending_error);
-      }
-      stream->pending_error.reset();
-    }
-    if (earliest) {
-      throw axon::emulated::DriverError(earliest->status, earliest->message);
-    }
+    driver.scheduler().synchronize_device(device);
     return AXON_SUCCESS;
   });
 }

@@ -8,6 +8,8 @@
 
 #include "driver_error.h"
 
+using namespace axon::common;
+
 namespace axon::emulated {
 namespace {
 

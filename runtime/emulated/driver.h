@@ -38,6 +38,7 @@ class Driver {
   static bool is_shut_down();
 
   const DriverConfig& config() const { return config_; }
+  bool launch_blocking() const { return config_.launch_blocking; }
   int device_count() const { return config_.device_count; }
 
   // Throws DriverError(AXON_ERROR_INVALID_DEVICE) for an out-of-range index.
@@ -48,9 +49,9 @@ class Driver {
   // The arena whose device address range contains `pointer`, or null.
   DeviceArena* arena_owning(const void* pointer);
 
-  PinnedHostRegistry& pinned_host() { return pinned_host_; }
+  common::PinnedHostRegistry& pinned_host() { return pinned_host_; }
   ImportedHostRegistry& imported_host() { return imported_host_; }
-  Scheduler& scheduler() { return *scheduler_; }
+  common::Scheduler& scheduler() { return *scheduler_; }
 
   // Drains all work and stops the workers; later calls see AXON_ERROR_SHUT_DOWN.
   void shutdown();
@@ -63,9 +64,9 @@ class Driver {
   axon_status initialization_status_ = AXON_SUCCESS;
   std::string initialization_message_;
   std::vector<std::unique_ptr<DeviceArena>> arenas_;
-  PinnedHostRegistry pinned_host_;
+  common::PinnedHostRegistry pinned_host_;
   ImportedHostRegistry imported_host_;
-  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<common::Scheduler> scheduler_;
   std::mutex shutdown_mutex_;
 };
 

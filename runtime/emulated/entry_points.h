@@ -1,4 +1,5 @@
-// The emulated driver's implementation of each boundary call. They carry the
+// The emulated driver's own implementation of the boundary's calls (the
+// stream, event and pinned-host calls are runtime/common's). They carry the
 // boundary's names (so error details read "[axon_memory_copy] ...") inside a
 // namespace, and reach callers only through the table (driver_api.cpp) that
 // the loader forwards the public axon_* calls to.
@@ -16,7 +17,6 @@ namespace entry_points {
 
 // Declared with the public call's own type, so a definition that drifts from
 // the boundary's signature fails to compile.
-decltype(::axon_last_error_message) axon_last_error_message;
 decltype(::axon_device_count) axon_device_count;
 decltype(::axon_device_get_properties) axon_device_get_properties;
 decltype(::axon_device_get_capability) axon_device_get_capability;
@@ -30,29 +30,9 @@ decltype(::axon_memory_pointer_device) axon_memory_pointer_device;
 decltype(::axon_memory_used) axon_memory_used;
 decltype(::axon_memory_host_view) axon_memory_host_view;
 decltype(::axon_memory_import_host) axon_memory_import_host;
-decltype(::axon_host_allocate) axon_host_allocate;
-decltype(::axon_host_free) axon_host_free;
-decltype(::axon_host_pointer_is_pinned) axon_host_pointer_is_pinned;
 decltype(::axon_memory_copy_async) axon_memory_copy_async;
 decltype(::axon_memory_copy) axon_memory_copy;
 decltype(::axon_memory_set_async) axon_memory_set_async;
-decltype(::axon_stream_priority_range) axon_stream_priority_range;
-decltype(::axon_stream_create) axon_stream_create;
-decltype(::axon_stream_destroy) axon_stream_destroy;
-decltype(::axon_stream_get_default) axon_stream_get_default;
-decltype(::axon_stream_get_device) axon_stream_get_device;
-decltype(::axon_stream_get_priority) axon_stream_get_priority;
-decltype(::axon_stream_launch_host_function) axon_stream_launch_host_function;
-decltype(::axon_stream_query) axon_stream_query;
-decltype(::axon_stream_synchronize) axon_stream_synchronize;
-decltype(::axon_event_create) axon_event_create;
-decltype(::axon_event_destroy) axon_event_destroy;
-decltype(::axon_event_record) axon_event_record;
-decltype(::axon_event_query) axon_event_query;
-decltype(::axon_event_synchronize) axon_event_synchronize;
-decltype(::axon_stream_wait_event) axon_stream_wait_event;
-decltype(::axon_event_elapsed_time) axon_event_elapsed_time;
-decltype(::axon_event_get_device) axon_event_get_device;
 decltype(::axon_executable_format_supported) axon_executable_format_supported;
 decltype(::axon_executable_load) axon_executable_load;
 decltype(::axon_executable_destroy) axon_executable_destroy;

@@ -30,6 +30,8 @@
 #include "stablehlo_program.h"
 #include "submission.h"
 
+using namespace axon::common;
+
 using namespace axon::emulated;
 
 namespace {
@@ -254,7 +256,8 @@ axon_status axon_stream_launch_executable(axon_stream stream, axon_executable ex
     const auto* constant_data = static_cast<const unsigned char*>(constants);
     dispatch->constants.assign(constant_data, constant_data + constant_bytes);
     OwnedTask task(axon_host_function{&run_dispatch, &release_dispatch, dispatch.release()});
-    submit_work(driver, stream, QueueItem{std::move(task), 0, nullptr}, Completion::asynchronous);
+    submit_work(driver.scheduler(), driver.launch_blocking(), stream, QueueItem{std::move(task), 0, nullptr},
+                Completion::asynchronous);
     return AXON_SUCCESS;
   });
 }

@@ -45,10 +45,10 @@ class ImportedHostRegistry {
     if (after != imports_.end() && overlapping(after)) conflict = after;
     if (after != imports_.begin() && overlapping(std::prev(after))) conflict = std::prev(after);
     if (conflict != imports_.end()) {
-      fail(AXON_ERROR_INVALID_VALUE, "host range [", static_cast<void*>(base), ", +", size,
-           " bytes) overlaps the live import [", static_cast<void*>(conflict->second.base), ", +",
-           conflict->second.size, " bytes) on device ", conflict->second.device,
-           "; end that import first or import the whole buffer once");
+      common::fail(AXON_ERROR_INVALID_VALUE, "host range [", static_cast<void*>(base), ", +", size,
+                   " bytes) overlaps the live import [", static_cast<void*>(conflict->second.base), ", +",
+                   conflict->second.size, " bytes) on device ", conflict->second.device,
+                   "; end that import first or import the whole buffer once");
     }
     imports_.emplace(begin, ImportedHostRange{base, size, device});
   }
@@ -62,8 +62,9 @@ class ImportedHostRegistry {
     if (containing == imports_.end()) return std::nullopt;
     const ImportedHostRange range = containing->second;
     if (range.base != base) {
-      fail(AXON_ERROR_INVALID_POINTER, "pointer ", base, " lies inside the import at ", static_cast<void*>(range.base),
-           " of device ", range.device, "; expected that import's base address");
+      common::fail(AXON_ERROR_INVALID_POINTER, "pointer ", base, " lies inside the import at ",
+                   static_cast<void*>(range.base), " of device ", range.device,
+                   "; expected that import's base address");
     }
     imports_.erase(containing);
     return range;

@@ -7,11 +7,10 @@
 #include "driver.h"
 #include "entry_points.h"
 
+using namespace axon::common;
+
 using axon::emulated::DeviceArena;
 using axon::emulated::Driver;
-using axon::emulated::fail;
-using axon::emulated::guarded_call;
-using axon::emulated::require_output;
 
 namespace {
 

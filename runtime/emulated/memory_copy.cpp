@@ -11,6 +11,8 @@
 #include "entry_points.h"
 #include "submission.h"
 
+using namespace axon::common;
+
 using namespace axon::emulated;
 
 namespace {
@@ -79,7 +81,7 @@ void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Co
     std::memcpy(copy.staged_source.get(), src, bytes);
     copy.source = copy.staged_source.get();
   }
-  submit_work(driver, stream, QueueItem{std::move(copy), 0, nullptr}, completion);
+  submit_work(driver.scheduler(), driver.launch_blocking(), stream, QueueItem{std::move(copy), 0, nullptr}, completion);
 }
 
 }  // namespace
@@ -112,8 +114,8 @@ axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_strea
       fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ", name_of(destination.kind), " at ",
            dst);
     }
-    submit_work(driver, stream, QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr},
-                Completion::asynchronous);
+    submit_work(driver.scheduler(), driver.launch_blocking(), stream,
+                QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr}, Completion::asynchronous);
     return AXON_SUCCESS;
   });
 }

@@ -11,6 +11,8 @@
 #include "../pjrt/pjrt_client.h"
 #include "driver_error.h"
 
+using namespace axon::common;
+
 namespace axon::emulated {
 namespace {
 

@@ -11,7 +11,7 @@
 #include "driver_error.h"
 
 using axon::emulated::DeviceArena;
-using axon::emulated::DriverError;
+using axon::common::DriverError;
 
 namespace {
 

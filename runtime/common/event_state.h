@@ -12,7 +12,7 @@
 #include <memory>
 #include <set>
 
-namespace axon::emulated {
+namespace axon::common {
 
 struct EventState {
   explicit EventState(bool timing) : timing(timing) {}
@@ -38,9 +38,9 @@ struct EventState {
   int device = -1;  // device of the stream of the newest recording
 };
 
-}  // namespace axon::emulated
+}  // namespace axon::common
 
 // The object behind the opaque axon_event handle.
 struct axon_event_object {
-  std::shared_ptr<axon::emulated::EventState> state;
+  std::shared_ptr<axon::common::EventState> state;
 };

@@ -1,10 +1,10 @@
-// Scheduler: the execution engine of every emulated device.
+// Scheduler: stream queues and their execution, shared by Axon's drivers.
 //
 // Each device has one worker thread, started on the first submission, that
-// plays the device. It repeatedly picks, among the device's streams whose
-// head item is ready, the one with the most urgent priority (ties go to the
-// earliest submission), runs that head item and pops it. A head that waits on
-// an event recording is simply not ready; it never blocks the worker.
+// drives the device: it runs host work itself (emulated device memory is host
+// memory) and hands device work to the chip (DeviceWork, e.g. PJRT calls). It repeatedly picks, among the device's
+// streams whose head item is ready, the one with the most urgent priority (ties go to the earliest submission), runs
+// that head item and pops it. A head that waits on an event recording is simply not ready; it never blocks the worker.
 //
 // One mutex guards all queues, stream counters and event states, which keeps
 // cross-device waits simple: completing an event recording wakes the workers
@@ -30,7 +30,7 @@
 #include "queue_item.h"
 #include "stream_state.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
 // Priorities: 0 (least urgent, the default) down to -2 (most urgent).
 constexpr int kStreamPriorityLeastUrgent = 0;
@@ -79,6 +79,11 @@ class Scheduler {
     --waiting_hosts_;
   }
 
+  // axon_device_synchronize: waits (taking the lock) for the work queued so
+  // far on every stream of `device`, then throws the device's earliest
+  // pending failure, clearing all of them.
+  void synchronize_device(int device);
+
   // "stream 2 of device 0", for messages.
   static std::string describe_stream(const axon_stream_object* stream);
 
@@ -122,4 +127,4 @@ class Scheduler {
   std::unordered_set<const axon_event_object*> live_events_;
 };
 
-}  // namespace axon::emulated
+}  // namespace axon::common

@@ -7,13 +7,13 @@
 
 #include "driver_error.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
-void submit_work(Driver& driver, axon_stream stream_handle, QueueItem item, Completion completion) {
-  Scheduler& scheduler = driver.scheduler();
-  const bool wait = completion == Completion::wait || driver.config().launch_blocking;
+void submit_work(Scheduler& scheduler, bool launch_blocking, axon_stream stream_handle, QueueItem item,
+                 Completion completion) {
+  const bool wait = completion == Completion::wait || launch_blocking;
   std::shared_ptr<TaskOutcome> outcome;
-  if (wait && std::holds_alternative<OwnedTask>(item.work)) {
+  if (wait && (std::holds_alternative<OwnedTask>(item.work) || std::holds_alternative<DeviceWork>(item.work))) {
     outcome = std::make_shared<TaskOutcome>();
     item.blocking_outcome = outcome;
   }
@@ -39,4 +39,4 @@ void submit_work(Driver& driver, axon_stream stream_handle, QueueItem item, Comp
   }
 }
 
-}  // namespace axon::emulated
+}  // namespace axon::common

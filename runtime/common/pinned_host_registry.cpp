@@ -11,7 +11,7 @@
 #include "axon/status.h"
 #include "driver_error.h"
 
-namespace axon::emulated {
+namespace axon::common {
 namespace {
 
 std::size_t mapping_size_for(std::size_t bytes) {
@@ -68,4 +68,4 @@ std::optional<PinnedHostAllocation> PinnedHostRegistry::find_allocation(const vo
   return PinnedHostAllocation{reinterpret_cast<char*>(containing->first), containing->second};
 }
 
-}  // namespace axon::emulated
+}  // namespace axon::common

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,7 +12,7 @@
 #include "axon/stream.h"
 #include "event_state.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
 // Owns an axon_host_function and calls its `release` exactly once: explicitly after
 // running, or on destruction if the task is dropped without running.
@@ -50,7 +51,16 @@ class OwnedTask {
   bool owned_ = true;
 };
 
-// Addresses are host addresses already: device memory through its host view.
+// Work a driver hands to its chip (PJRT calls, say), run on the device's
+// worker in stream order. It returns AXON_SUCCESS, or a failure status with
+// its message (reported like a failed host function), and returns only once
+// the chip has finished it: the next item of the stream may depend on it.
+struct DeviceWork {
+  std::function<axon_status(std::string* message)> run;
+};
+
+// A host-to-host copy. In the emulated driver device memory is host memory
+// too (addresses are its host view).
 struct CopyWork {
   void* destination = nullptr;
   const void* source = nullptr;
@@ -82,9 +92,9 @@ struct TaskOutcome {
 };
 
 struct QueueItem {
-  std::variant<OwnedTask, CopyWork, SetWork, EventRecordMarker, EventWaitMarker> work;
+  std::variant<OwnedTask, DeviceWork, CopyWork, SetWork, EventRecordMarker, EventWaitMarker> work;
   std::uint64_t device_order = 0;  // submission order on the device, breaks priority ties
   std::shared_ptr<TaskOutcome> blocking_outcome;
 };
 
-}  // namespace axon::emulated
+}  // namespace axon::common

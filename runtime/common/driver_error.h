@@ -1,4 +1,4 @@
-// Internal failure type of the emulated driver.
+// Internal failure type shared by Axon's drivers (the emulated and PJRT ones).
 //
 // Inside the driver a failure travels as a DriverError exception, which keeps
 // the happy path free of status plumbing. Every extern "C" entry point runs its
@@ -13,7 +13,7 @@
 
 #include "axon/status.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
 class DriverError : public std::exception {
  public:
@@ -40,4 +40,4 @@ template <typename... Parts>
   throw DriverError(status, describe(parts...));
 }
 
-}  // namespace axon::emulated
+}  // namespace axon::common

@@ -11,7 +11,7 @@
 #include "axon/status.h"
 #include "queue_item.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
 // A task failure waiting to be reported by the next synchronize or query.
 struct PendingError {
@@ -22,15 +22,15 @@ struct PendingError {
   axon_status status = AXON_ERROR_TASK_FAILED;
 };
 
-}  // namespace axon::emulated
+}  // namespace axon::common
 
 struct axon_stream_object {
   int device = 0;
   int priority = 0;
   int number = 0;  // per-device, for messages; the default stream is 0
   bool is_default = false;
-  std::deque<axon::emulated::QueueItem> queue;
+  std::deque<axon::common::QueueItem> queue;
   std::uint64_t submitted = 0;
   std::uint64_t completed = 0;
-  std::optional<axon::emulated::PendingError> pending_error;
+  std::optional<axon::common::PendingError> pending_error;
 };

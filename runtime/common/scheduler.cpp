@@ -7,7 +7,7 @@
 
 #include "driver_error.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
 Scheduler::Scheduler(int device_count) {
   devices_.reserve(static_cast<std::size_t>(device_count));
@@ -124,6 +124,36 @@ void Scheduler::shutdown() {
   }
 }
 
+void Scheduler::synchronize_device(int device) {
+  Lock lock(mutex_);
+  // Wait for the work queued so far, not for work other threads keep adding.
+  std::vector<std::pair<axon_stream_object*, uint64_t>> targets;
+  for (axon_stream_object* stream : streams_of(device)) {
+    targets.emplace_back(stream, stream->submitted);
+  }
+  wait_until(lock, [&] {
+    for (const auto& [stream, ticket] : targets) {
+      const auto& live = streams_of(device);
+      if (std::find(live.begin(), live.end(), stream) == live.end()) continue;  // destroyed
+      if (stream->completed < ticket) return false;
+    }
+    return true;
+  });
+  // Report the earliest failure of the device and clear all of them.
+  std::optional<PendingError> earliest = std::move(orphaned_error(device));
+  orphaned_error(device).reset();
+  for (axon_stream_object* stream : streams_of(device)) {
+    if (!stream->pending_error) continue;
+    if (!earliest || stream->pending_error->failure_order < earliest->failure_order) {
+      earliest = std::move(stream->pending_error);
+    }
+    stream->pending_error.reset();
+  }
+  if (earliest) {
+    throw DriverError(earliest->status, earliest->message);
+  }
+}
+
 bool Scheduler::wait_until_idle_for(std::chrono::milliseconds timeout) {
   Lock lock(mutex_);
   auto idle = [&] {
@@ -140,4 +170,4 @@ bool Scheduler::wait_until_idle_for(std::chrono::milliseconds timeout) {
   return drained;
 }
 
-}  // namespace axon::emulated
+}  // namespace axon::common

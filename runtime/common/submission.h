@@ -3,10 +3,10 @@
 #pragma once
 
 #include "axon/stream.h"
-#include "driver.h"
 #include "queue_item.h"
+#include "scheduler.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
 enum class Completion {
   asynchronous,  // return once queued (unless the driver is launch-blocking)
@@ -18,6 +18,6 @@ enum class Completion {
 // failure is thrown (AXON_ERROR_TASK_FAILED) instead of becoming the stream's
 // pending error; Completion::wait also throws (and clears) the stream's
 // pending error, like axon_stream_synchronize.
-void submit_work(Driver& driver, axon_stream stream, QueueItem item, Completion completion);
+void submit_work(Scheduler& scheduler, bool launch_blocking, axon_stream stream, QueueItem item, Completion completion);
 
-}  // namespace axon::emulated
+}  // namespace axon::common

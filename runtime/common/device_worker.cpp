@@ -8,7 +8,7 @@
 #include "driver_error.h"
 #include "scheduler.h"
 
-namespace axon::emulated {
+namespace axon::common {
 namespace {
 
 // Device whose worker is the current thread, -1 on every other thread.
@@ -129,6 +129,15 @@ void Scheduler::execute_work(QueueItem& item, axon_status* status, std::string* 
                    // synchronizes sees the task's resources already let go.
                    task.release();
                  },
+                 [&](DeviceWork& device_work) {
+                   try {
+                     *status = device_work.run(message);
+                   } catch (const std::exception& error) {
+                     *status = AXON_ERROR_TASK_FAILED;
+                     *message = error.what();
+                   }
+                   device_work.run = nullptr;  // let go of what the work held before completion is published
+                 },
                  [](CopyWork& copy) { std::memmove(copy.destination, copy.source, copy.bytes); },
                  [](SetWork& set) { std::memset(set.destination, set.value, set.bytes); },
                  [](EventRecordMarker&) {},
@@ -154,4 +163,4 @@ void Scheduler::finish_work(axon_stream_object* stream, QueueItem& item, axon_st
   if (!stream->pending_error) stream->pending_error = PendingError{detail, next_failure_order_++, reported};
 }
 
-}  // namespace axon::emulated
+}  // namespace axon::common

@@ -8,10 +8,13 @@
 #include "axon/status.h"
 #include "driver_error.h"
 
-namespace axon::emulated {
+namespace axon::common {
 
 // Stores "[function] message" as this thread's error detail. Never throws.
 void record_failure(const char* function, const char* message) noexcept;
+
+// This thread's detail (axon_last_error_message): "" until a call fails.
+const char* last_error_message() noexcept;
 
 // Runs `body` (which returns AXON_SUCCESS or AXON_ERROR_NOT_READY, and throws
 // for every failure) so that nothing escapes across the C boundary.
@@ -45,4 +48,4 @@ void require_output(Pointer* output, const char* argument_name) {
   }
 }
 
-}  // namespace axon::emulated
+}  // namespace axon::common

@@ -2,9 +2,9 @@
 //
 // Allocations are tracked in an ordered map so that any address inside one
 // (not only its base) is recognized as pinned; copies use that to skip the
-// staging buffer. Locking the pages (mlock) is best effort: the emulated
-// device reads host memory directly, so a failed mlock changes nothing but
-// the RAM accounting.
+// staging buffer. Locking the pages (mlock) is best effort: a failed
+// mlock changes nothing but the RAM accounting (the drivers read these bytes
+// on the host).
 //
 // Thread-safety: every method is thread-safe.
 #pragma once
@@ -15,7 +15,7 @@
 #include <mutex>
 #include <optional>
 
-namespace axon::emulated {
+namespace axon::common {
 
 struct PinnedHostAllocation {
   char* base = nullptr;
@@ -38,4 +38,4 @@ class PinnedHostRegistry {
   std::map<std::uintptr_t, std::size_t> allocations_;  // base address -> bytes requested
 };
 
-}  // namespace axon::emulated
+}  // namespace axon::common
