@@ -19,17 +19,6 @@ struct DriverConfig {
   bool private_memory = false;
 };
 
-// Most devices AXON_DEVICE_COUNT may ask for; each reserves address space.
-constexpr int kMaximumDeviceCount = 64;
-
-// "4096", "512MiB", "2GiB", "1G", "64 k": a non-negative integer with an
-// optional case-insensitive binary suffix (K, KB, KiB = 1024; M...; G...; T...).
-// Empty optional when malformed or not representable in size_t.
-std::optional<std::size_t> parse_byte_size(const std::string& text);
-
-// "1"/"true"/"yes"/"on" and "0"/"false"/"no"/"off"/"" (case-insensitive).
-std::optional<bool> parse_flag(const std::string& text);
-
 // Reads AXON_DEVICE_COUNT, AXON_DEVICE_MEMORY, AXON_LAUNCH_BLOCKING and
 // AXON_MEMORY_PROTECT. Throws DriverError(AXON_ERROR_INVALID_VALUE) naming the
 // variable and its value when one is malformed.

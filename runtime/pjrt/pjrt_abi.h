@@ -23,6 +23,8 @@ struct Device;
 struct Executable;
 struct LoadedExecutable;
 struct Buffer;
+struct DeviceDescription;
+struct Memory;
 
 // Record size: the end of its last field.
 #define AXON_PJRT_RECORD_SIZE(type, last) (offsetof(type, last) + sizeof(((type*)nullptr)->last))
@@ -44,14 +46,20 @@ struct ApiHeader {
 enum Slot : size_t {
   kErrorDestroy = 0,
   kErrorMessage = 1,
+  kErrorGetCode = 2,
   kPluginInitialize = 3,
   kEventDestroy = 5,
   kEventAwait = 8,
   kClientCreate = 10,
   kClientDestroy = 11,
+  kClientPlatformName = 12,
   kClientAddressableDevices = 16,
   kClientCompile = 20,
   kClientBufferFromHostBuffer = 22,
+  kDeviceDescriptionKind = 26,
+  kDeviceDescriptionDebugString = 27,
+  kDeviceGetDescription = 29,
+  kDeviceMemoryStats = 34,
   kExecutableDestroy = 40,
   kExecutableNumOutputs = 44,
   kExecutableSerialize = 49,
@@ -61,6 +69,18 @@ enum Slot : size_t {
   kExecutableDeserializeAndLoad = 56,
   kBufferDestroy = 58,
   kBufferCopyRawToHost = 100,
+  kClientCreateUninitializedBuffer = 112,
+};
+
+// The newest slot any Axon caller uses: a plugin whose table ends before it
+// is too old (PjrtApi refuses it at load).
+constexpr Slot kNewestSlotUsed = kClientCreateUninitializedBuffer;
+
+// PJRT_Error_Code values (absl status codes) Axon tells apart.
+enum ErrorCode : int {
+  kInvalidArgument = 3,
+  kResourceExhausted = 8,
+  kUnimplemented = 12,
 };
 
 enum BufferType : int {
@@ -99,6 +119,12 @@ struct ErrorMessageArgs {
   const char* message;  // out, lives as long as `error`
   size_t message_size;  // out
 };
+struct ErrorGetCodeArgs {
+  size_t struct_size;
+  void* extension_start;
+  const Error* error;
+  int code;  // out: an ErrorCode
+};
 struct PlainArgs {  // Plugin_Initialize
   size_t struct_size;
   void* extension_start;
@@ -108,10 +134,21 @@ struct EventArgs {  // Event_Destroy, Event_Await
   void* extension_start;
   Event* event;
 };
+// A create option (PJRT_NamedValue). Only int64 values are used.
+enum NamedValueType : int { kNamedInt64 = 1 };
+struct NamedValue {
+  size_t struct_size;
+  void* extension_start;
+  const char* name;
+  size_t name_size;
+  NamedValueType type;
+  int64_t int64_value;  // the first member of the value union
+  size_t value_size;    // 1 for a scalar
+};
 struct ClientCreateArgs {
   size_t struct_size;
   void* extension_start;
-  const void* create_options;  // named values; none
+  const NamedValue* create_options;
   size_t num_options;
   void* kv_get_callback;  // distributed key-value store hooks; unused
   void* kv_get_user_arg;
@@ -132,6 +169,65 @@ struct ClientAddressableDevicesArgs {
   Client* client;
   Device* const* devices;  // out, owned by the client
   size_t num_devices;      // out
+};
+struct ClientPlatformNameArgs {
+  size_t struct_size;
+  void* extension_start;
+  Client* client;
+  const char* platform_name;  // out, owned by the client
+  size_t platform_name_size;  // out
+};
+struct DeviceGetDescriptionArgs {
+  size_t struct_size;
+  void* extension_start;
+  Device* device;
+  DeviceDescription* device_description;  // out, owned by the device
+};
+struct DeviceDescriptionStringArgs {  // DeviceDescription_Kind, DeviceDescription_DebugString
+  size_t struct_size;
+  void* extension_start;
+  DeviceDescription* device_description;
+  const char* text;  // out, owned by the description
+  size_t text_size;  // out
+};
+// Device_MemoryStats: every field after bytes_in_use is optional, with a flag.
+struct DeviceMemoryStatsArgs {
+  size_t struct_size;
+  void* extension_start;
+  Device* device;
+  int64_t bytes_in_use;
+  int64_t peak_bytes_in_use;
+  bool peak_bytes_in_use_is_set;
+  int64_t num_allocs;
+  bool num_allocs_is_set;
+  int64_t largest_alloc_size;
+  bool largest_alloc_size_is_set;
+  int64_t bytes_limit;
+  bool bytes_limit_is_set;
+  int64_t bytes_reserved;
+  bool bytes_reserved_is_set;
+  int64_t peak_bytes_reserved;
+  bool peak_bytes_reserved_is_set;
+  int64_t bytes_reservable_limit;
+  bool bytes_reservable_limit_is_set;
+  int64_t largest_free_block_bytes;
+  bool largest_free_block_bytes_is_set;
+  int64_t pool_bytes;
+  bool pool_bytes_is_set;
+  int64_t peak_pool_bytes;
+  bool peak_pool_bytes_is_set;
+};
+struct ClientCreateUninitializedBufferArgs {
+  size_t struct_size;
+  void* extension_start;
+  Client* client;
+  const int64_t* shape_dims;
+  size_t shape_num_dims;
+  BufferType shape_element_type;
+  void* shape_layout;  // null: default layout
+  Device* device;
+  Memory* memory;  // null: the device's default memory
+  Buffer* buffer;  // out; caller destroys
 };
 struct Program {
   size_t struct_size;
@@ -255,5 +351,9 @@ struct BufferCopyRawToHostArgs {
 // CompileOptionsProto { executable_build_options (3) { num_replicas (4) = 1,
 // num_partitions (5) = 1 } }: the CPU plugin aborts without a replica count.
 inline constexpr char kCompileOptions[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01};
+
+// The same plus compile_portable_executable (4) = true: the executable is not
+// bound to a device and runs on whichever one Execute's execute_device names.
+inline constexpr char kPortableCompileOptions[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01, 0x20, 0x01};
 
 }  // namespace axon::pjrt

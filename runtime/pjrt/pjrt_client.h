@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "pjrt_abi.h"
+#include "pjrt_api.h"
 
 namespace axon::pjrt {
 
@@ -28,7 +28,7 @@ class CompiledProgram;
 class PjrtClient {
  public:
   // Loads the plugin library at `path` (exporting GetPjrtApi) and creates a
-  // client. Throws std::runtime_error saying what failed.
+  // client. Throws PjrtError (a std::runtime_error) saying what failed.
   explicit PjrtClient(const std::string& path);
   ~PjrtClient();
   PjrtClient(const PjrtClient&) = delete;
@@ -53,16 +53,11 @@ class PjrtClient {
 
  private:
   friend class CompiledProgram;
-  template <typename Args>
-  void call(Slot slot, Args* args, const char* what) const;
   std::shared_ptr<CompiledProgram> adopt(LoadedExecutable* executable);
   Executable* executable_of(const CompiledProgram& program) const;  // the caller destroys it
   void destroy_executable(Executable* executable) const;
-  void destroy_event(Event* event) const;
-  void destroy_buffer(Buffer* buffer) const;
 
-  void* library_ = nullptr;
-  const ApiHeader* api_ = nullptr;
+  PjrtApi api_;
   Client* client_ = nullptr;
   Device* device_ = nullptr;
 };

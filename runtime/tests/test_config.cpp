@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-#include "config.h"
+#include "environment.h"
 
-using axon::emulated::parse_byte_size;
-using axon::emulated::parse_flag;
+using axon::common::parse_byte_size;
+using axon::common::parse_flag;
 
 TEST(ConfigByteSize, AcceptsPlainBytesAndBinarySuffixes) {
   EXPECT_EQ(parse_byte_size("4096"), 4096u);
