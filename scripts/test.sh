@@ -13,6 +13,8 @@ echo "== runtime (C++, GoogleTest) =="
 # XLA's CPU PJRT plugin for the emulated driver's StableHLO executables (torch_axon finds it by itself).
 AXON_PJRT_CPU_PLUGIN="$(.venv/bin/python -c 'import fastatomstruct_xla_cpu as p; print(p.library_path())')"
 export AXON_PJRT_CPU_PLUGIN
+# The same plugin for the PJRT driver's runs (its conformance suite in ctest).
+export AXON_PJRT_PLUGIN="$AXON_PJRT_CPU_PLUGIN"
 cmake -S . -B build -G Ninja -DAXON_BUILD_TESTS=ON >/dev/null
 cmake --build build -j "${AXON_BUILD_JOBS:-2}"
 ctest --test-dir build --output-on-failure -j 2

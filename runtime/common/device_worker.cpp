@@ -7,6 +7,7 @@
 
 #include "driver_error.h"
 #include "scheduler.h"
+#include "status_names.h"
 
 namespace axon::common {
 namespace {
@@ -152,7 +153,7 @@ void Scheduler::finish_work(axon_stream_object* stream, QueueItem& item, axon_st
                             const std::string& message) {
   if (status == AXON_SUCCESS) return;
   const std::string detail =
-      describe("task failed on ", describe_stream(stream), " with ", axon_status_name(status), ": ", message);
+      describe("task failed on ", describe_stream(stream), " with ", status_name(status), ": ", message);
   if (item.blocking_outcome) {
     item.blocking_outcome->status = status;
     item.blocking_outcome->message = detail;

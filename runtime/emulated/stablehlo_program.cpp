@@ -9,9 +9,14 @@
 #include <vector>
 
 #include "../pjrt/pjrt_client.h"
+#include "../pjrt/stablehlo_signature.h"
 #include "driver_error.h"
 
 using namespace axon::common;
+using axon::pjrt::ArrayType;
+using axon::pjrt::main_signature;
+using axon::pjrt::Signature;
+using axon::pjrt::tensor_types;
 
 namespace axon::emulated {
 namespace {
@@ -40,96 +45,9 @@ PluginState& plugin() {
   return *state;
 }
 
-struct ArrayType {
-  pjrt::BufferType type = pjrt::kF32;
-  std::size_t element_bytes = 4;
-  std::vector<int64_t> dims;
-  std::size_t bytes() const {
-    std::size_t total = element_bytes;
-    for (const int64_t dim : dims) total *= static_cast<std::size_t>(dim);
-    return total;
-  }
-};
-
-ArrayType element_type(const std::string& name) {
-  static const std::pair<const char*, std::pair<pjrt::BufferType, std::size_t>> kTypes[] = {
-      {"i1", {pjrt::kPred, 1}},
-      {"i8", {pjrt::kS8, 1}},
-      {"i16", {pjrt::kS16, 2}},
-      {"i32", {pjrt::kS32, 4}},
-      {"i64", {pjrt::kS64, 8}},
-      {"ui8", {pjrt::kU8, 1}},
-      {"ui16", {pjrt::kU16, 2}},
-      {"ui32", {pjrt::kU32, 4}},
-      {"ui64", {pjrt::kU64, 8}},
-      {"f16", {pjrt::kF16, 2}},
-      {"bf16", {pjrt::kBF16, 2}},
-      {"f32", {pjrt::kF32, 4}},
-      {"f64", {pjrt::kF64, 8}},
-      {"complex<f32>", {pjrt::kC64, 8}},
-      {"complex<f64>", {pjrt::kC128, 16}},
-  };
-  for (const auto& [text, type] : kTypes) {
-    if (name == text) return ArrayType{type.first, type.second, {}};
-  }
-  fail(AXON_ERROR_INVALID_VALUE, "element type ", name, " of @main's signature is not one the driver binds");
-}
-
-// `tensor<2x3xf32>` at `text[position]` onward; advances `position` past it.
-ArrayType read_tensor_type(const std::string& text, std::size_t& position) {
-  const std::size_t open = position + std::strlen("tensor<");
-  int depth = 1;
-  std::size_t close = open;
-  while (close < text.size() && depth > 0) {
-    if (text[close] == '<') ++depth;
-    if (text[close] == '>') --depth;
-    ++close;
-  }
-  const std::string inside = text.substr(open, close - 1 - open);
-  position = close;
-  ArrayType type;
-  std::size_t start = 0;
-  for (std::size_t x = inside.find('x'); x != std::string::npos && inside.compare(start, 7, "complex") != 0;
-       x = inside.find('x', start)) {
-    const std::string dim = inside.substr(start, x - start);
-    if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos) break;  // not a dimension
-    type.dims.push_back(std::stoll(dim));
-    start = x + 1;
-  }
-  ArrayType element = element_type(inside.substr(start));
-  element.dims = std::move(type.dims);
-  return element;
-}
-
-// The tensor types in text[begin, end).
-std::vector<ArrayType> tensor_types(const std::string& text, std::size_t begin, std::size_t end) {
-  std::vector<ArrayType> types;
-  for (std::size_t at = text.find("tensor<", begin); at != std::string::npos && at < end;
-       at = text.find("tensor<", at)) {
-    types.push_back(read_tensor_type(text, at));
-  }
-  return types;
-}
-
 // An image of format "xla-cpu-executable": this magic, the plugin's API
 // version, a NUL; @main's signature text, a NUL; the plugin's serialized program.
 constexpr char kImageMagic[] = "axon-xla-cpu-executable/1";
-
-// @main's signature in `text`: from "@main(" to the brace opening its body, and where its arrow is.
-struct Signature {
-  std::string text;
-  std::size_t arrow = 0;
-};
-
-Signature main_signature(const std::string& text) {
-  const std::size_t main = text.find("@main(");
-  const std::size_t arrow = main == std::string::npos ? main : text.find("->", main);
-  const std::size_t body = arrow == std::string::npos ? arrow : text.find('{', arrow);
-  if (body == std::string::npos) {
-    fail(AXON_ERROR_INVALID_VALUE, "expected a module with a public func.func @main(...) -> (...) {...}");
-  }
-  return Signature{text.substr(main, body - main), arrow - main};
-}
 
 class StablehloProgram final : public LoadedProgram {
  public:

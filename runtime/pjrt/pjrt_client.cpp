@@ -5,16 +5,35 @@
 #include <utility>
 
 namespace axon::pjrt {
-PjrtClient::PjrtClient(const std::string& path) : api_(path) {
+PjrtClient::PjrtClient(const std::string& path, std::optional<int> cpu_device_count) : api_(path) {
   ClientCreateArgs create{};
   create.struct_size = AXON_PJRT_RECORD_SIZE(ClientCreateArgs, kv_try_get_user_arg);
-  api_.call(kClientCreate, &create, "PJRT_Client_Create");
+  static const char kDeviceCountOption[] = "cpu_device_count";
+  NamedValue device_count{AXON_PJRT_RECORD_SIZE(NamedValue, value_size),
+                          nullptr,
+                          kDeviceCountOption,
+                          sizeof(kDeviceCountOption) - 1,
+                          kNamedInt64,
+                          cpu_device_count.value_or(0),
+                          1};
+  if (cpu_device_count) {
+    create.create_options = &device_count;
+    create.num_options = 1;
+    try {
+      api_.call(kClientCreate, &create, "creating the PJRT client");
+    } catch (const PjrtError&) {
+      // Not a CPU plugin (the option is unknown to it): take its devices as they are.
+      create.create_options = nullptr;
+      create.num_options = 0;
+    }
+  }
+  if (create.client == nullptr) api_.call(kClientCreate, &create, "creating the PJRT client");
   client_ = create.client;
   ClientAddressableDevicesArgs devices{AXON_PJRT_RECORD_SIZE(ClientAddressableDevicesArgs, num_devices), nullptr,
                                        client_, nullptr, 0};
-  api_.call(kClientAddressableDevices, &devices, "PJRT_Client_AddressableDevices");
+  api_.call(kClientAddressableDevices, &devices, "listing the PJRT client's devices");
   if (devices.num_devices == 0) throw PjrtError(path + ": the PJRT client has no devices", -1);
-  device_ = devices.devices[0];
+  devices_.assign(devices.devices, devices.devices + devices.num_devices);
 }
 
 PjrtClient::~PjrtClient() {
@@ -27,7 +46,7 @@ PjrtClient::~PjrtClient() {
 
 std::string PjrtClient::api_version() const { return api_.version(); }
 
-std::shared_ptr<CompiledProgram> PjrtClient::compile(const std::string& module_text) {
+std::shared_ptr<CompiledProgram> PjrtClient::compile(const std::string& module_text, bool portable) {
   std::string code = module_text;
   static const char kFormat[] = "mlir";
   Program program{
@@ -36,8 +55,8 @@ std::shared_ptr<CompiledProgram> PjrtClient::compile(const std::string& module_t
                             nullptr,
                             client_,
                             &program,
-                            kCompileOptions,
-                            sizeof(kCompileOptions),
+                            portable ? kPortableCompileOptions : kCompileOptions,
+                            portable ? sizeof(kPortableCompileOptions) : sizeof(kCompileOptions),
                             nullptr};
   api_.call(kClientCompile, &compile, "compiling the StableHLO module");
   return adopt(compile.executable);
@@ -149,7 +168,7 @@ void PjrtClient::run(const CompiledProgram& program, const std::vector<HostArray
     make.dims = inputs[i].dims.data();
     make.num_dims = inputs[i].dims.size();
     make.host_buffer_semantics = kImmutableZeroCopy;
-    make.device = device_;
+    make.device = devices_[0];
     api_.call(kClientBufferFromHostBuffer, &make, "PJRT_Client_BufferFromHostBuffer");
     arguments[i] = make.buffer;
     host_buffer_events.push_back(make.done_with_host_buffer);

@@ -1,13 +1,16 @@
-// A PJRT plugin's client: compiles StableHLO and runs it on host memory.
+// A PJRT plugin's client: its devices, compiled StableHLO, and device buffers.
 //
-// Used by the emulated driver's "stablehlo-mlir" executables (its device is
-// the host, so PJRT's CPU plugin can read device memory in place). Thread-safe:
-// compile and run may be called from any thread, concurrently.
+// Two users: the emulated driver's "stablehlo-mlir" executables, whose device
+// memory is host memory (run() reads and writes host arrays), and the PJRT
+// driver (runtime/pjrt_driver), whose device memory is the plugin's buffers
+// (allocate, upload, download, execute). Thread-safe: every call may be made
+// from any thread, concurrently.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,14 +32,18 @@ class PjrtClient {
  public:
   // Loads the plugin library at `path` (exporting GetPjrtApi) and creates a
   // client. Throws PjrtError (a std::runtime_error) saying what failed.
-  explicit PjrtClient(const std::string& path);
+  // `cpu_device_count`, when set, asks a CPU plugin for that many devices
+  // (its create option "cpu_device_count"); a plugin that refuses the option
+  // is created without it, with the devices it has.
+  explicit PjrtClient(const std::string& path, std::optional<int> cpu_device_count = std::nullopt);
   ~PjrtClient();
   PjrtClient(const PjrtClient&) = delete;
   PjrtClient& operator=(const PjrtClient&) = delete;
 
   // Compiles StableHLO text. Throws std::runtime_error with the compiler's
   // message for a module it refuses.
-  std::shared_ptr<CompiledProgram> compile(const std::string& module_text);
+  // `portable`: not bound to device 0; execute() runs it on any device.
+  std::shared_ptr<CompiledProgram> compile(const std::string& module_text, bool portable = false);
 
   // The plugin's own serialization of `program` (valid only for this plugin
   // build), and the program back from it. Throw std::runtime_error on failure.
@@ -51,6 +58,26 @@ class PjrtClient {
   // "0.106": the plugin's PJRT C API version.
   std::string api_version() const;
 
+  // ---- devices (the client's addressable devices, in the plugin's order) ----
+  size_t device_count() const { return devices_.size(); }
+  // "cpu cpu:0": the device's kind and its debug string.
+  std::string device_description(size_t device) const;
+  // The plugin's memory limit of the device, when it reports one.
+  std::optional<int64_t> device_memory_limit(size_t device) const;
+
+  // ---- buffers: owned by the caller, released with destroy() ----
+  // `bytes` of uninitialized device memory as a u8 array.
+  Buffer* allocate(size_t device, size_t bytes);
+  // A new buffer holding a copy of the host array (read during the call).
+  Buffer* upload(size_t device, const void* data, BufferType type, const std::vector<int64_t>& dims);
+  // Copies `bytes` from byte `offset` of the buffer into `destination`; waits.
+  void download(Buffer* buffer, size_t offset, size_t bytes, void* destination);
+  void destroy(Buffer* buffer) const noexcept { api_.destroy_buffer(buffer); }
+
+  // Runs a portable `program` on `device` with `arguments` (not consumed) and
+  // waits for it; returns its results, owned by the caller.
+  std::vector<Buffer*> execute(const CompiledProgram& program, size_t device, const std::vector<Buffer*>& arguments);
+
  private:
   friend class CompiledProgram;
   std::shared_ptr<CompiledProgram> adopt(LoadedExecutable* executable);
@@ -59,7 +86,7 @@ class PjrtClient {
 
   PjrtApi api_;
   Client* client_ = nullptr;
-  Device* device_ = nullptr;
+  std::vector<Device*> devices_;
 };
 
 // A compiled module; destroyed with its last reference.

@@ -10,8 +10,8 @@
 #include "device_arena.h"
 #include "driver_error.h"
 
-using axon::emulated::DeviceArena;
 using axon::common::DriverError;
+using axon::emulated::DeviceArena;
 
 namespace {
 

@@ -204,6 +204,26 @@ TEST(Executable, StablehloRunsInStreamOrderAndWritesResultsIntoTheirBindings) {
   EXPECT_EQ(constant, 7);
 }
 
+TEST(Executable, StablehloRunsOnEveryDeviceItIsLoadedFor) {
+  REQUIRE_STABLEHLO();
+  for (int device = 0; device < axon_test::device_count(); ++device) {
+    axon_executable executable = nullptr;
+    ASSERT_AXON_OK(
+        axon_executable_load(device, AXON_FORMAT_STABLEHLO, kMultiplyAdd, sizeof(kMultiplyAdd) - 1, &executable));
+    ScopedStream stream(device);
+    DeviceBuffer a(device, 16), b(device, 16), sum(device, 16), seven(device, 4);
+    const float a_values[4] = {1, 2, 3, static_cast<float>(device)}, b_values[4] = {10, 20, 30, 40};
+    ASSERT_AXON_OK(axon_memory_copy(a.get(), a_values, 16, stream.get()));
+    ASSERT_AXON_OK(axon_memory_copy(b.get(), b_values, 16, stream.get()));
+    const axon_binding bindings[] = {{a.get(), 16}, {b.get(), 16}, {sum.get(), 16}, {seven.get(), 4}};
+    ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), executable, "main", bindings, 4, nullptr, 0));
+    float result[4] = {};
+    ASSERT_AXON_OK(axon_memory_copy(result, sum.get(), 16, stream.get()));
+    EXPECT_EQ(result[3], 41.0f * static_cast<float>(device)) << "device " << device;
+    ASSERT_AXON_OK(axon_executable_destroy(executable));
+  }
+}
+
 TEST(Executable, StablehloRefusalsAreReportedAtTheCall) {
   REQUIRE_STABLEHLO();
   const char broken[] =

@@ -1,0 +1,143 @@
+// Entry points (driver_api.cpp puts them in the table): copies and sets: classify each pointer, then queue the
+// work. Device bytes move only through PJRT transfers (DeviceMemory::read/write), on the stream's worker.
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "axon/memory.h"
+#include "boundary.h"
+#include "driver.h"
+#include "entry_points.h"
+#include "submission.h"
+
+using namespace axon::common;
+using namespace axon::pjrt_driver;
+
+namespace {
+
+// Where one side of a copy lies: a device range, or host memory (pinned or pageable).
+struct Side {
+  std::optional<DeviceRange> device;
+  bool pinned = false;
+};
+
+Side locate(Driver& driver, const void* pointer, size_t bytes, const char* role) {
+  if (pointer == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a non-null ", role, " pointer, got null");
+  Side side;
+  side.device = driver.memory().find(pointer, bytes, role);
+  if (side.device) return side;
+  if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
+    const size_t offset = static_cast<size_t>(static_cast<const char*>(pointer) - pinned->base);
+    if (bytes > pinned->size - offset) {
+      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
+           pinned->size, "-byte pinned host allocation");
+    }
+    side.pinned = true;
+  }
+  return side;
+}
+
+void validate_stream_only(Driver& driver, axon_stream stream) {
+  auto lock = driver.scheduler().lock();
+  driver.scheduler().find_stream(stream);
+}
+
+void submit(Driver& driver, axon_stream stream, QueueItem item, Completion completion) {
+  submit_work(driver.scheduler(), driver.launch_blocking(), stream, std::move(item), completion);
+}
+
+DeviceWork device_work(std::function<void()> body) {
+  return DeviceWork{[body = std::move(body)](std::string*) {
+    body();
+    return AXON_SUCCESS;
+  }};
+}
+
+void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Completion completion) {
+  Driver& driver = Driver::running();
+  if (bytes == 0) {
+    validate_stream_only(driver, stream);
+    return;
+  }
+  const Side destination = locate(driver, dst, bytes, "destination");
+  const Side source = locate(driver, src, bytes, "source");
+  DeviceMemory& memory = driver.memory();
+  // A pageable source is staged now, so the caller may reuse its buffer as soon as we return.
+  std::shared_ptr<std::vector<unsigned char>> staged;
+  if (!source.device && !source.pinned) {
+    staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                          static_cast<const unsigned char*>(src) + bytes);
+    src = staged->data();
+  }
+  if (!destination.device && !source.device) {
+    CopyWork copy;
+    copy.destination = dst;
+    copy.source = src;
+    copy.bytes = bytes;
+    if (staged) {
+      copy.staged_source.reset(new unsigned char[bytes]);
+      std::memcpy(copy.staged_source.get(), staged->data(), bytes);
+      copy.source = copy.staged_source.get();
+    }
+    submit(driver, stream, QueueItem{std::move(copy), 0, nullptr}, completion);
+    return;
+  }
+  std::function<void()> body;
+  if (destination.device && source.device) {
+    body = [&memory, to = *destination.device, from = *source.device, bytes] {
+      std::vector<unsigned char> bounce(bytes);
+      memory.read(from, bytes, bounce.data());
+      memory.write(to, bytes, bounce.data());
+    };
+  } else if (destination.device) {
+    body = [&memory, to = *destination.device, src, bytes, staged] { memory.write(to, bytes, src); };
+  } else {
+    body = [&memory, from = *source.device, dst, bytes] { memory.read(from, bytes, dst); };
+  }
+  submit(driver, stream, QueueItem{device_work(std::move(body)), 0, nullptr}, completion);
+}
+
+}  // namespace
+
+namespace axon::pjrt_driver::entry_points {
+
+axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+  return guarded_call(__func__, [&] {
+    queue_copy(dst, src, bytes, stream, Completion::asynchronous);
+    return AXON_SUCCESS;
+  });
+}
+
+axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
+  return guarded_call(__func__, [&] {
+    queue_copy(dst, src, bytes, stream, Completion::wait);
+    return AXON_SUCCESS;
+  });
+}
+
+axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
+  return guarded_call(__func__, [&] {
+    Driver& driver = Driver::running();
+    if (bytes == 0) {
+      validate_stream_only(driver, stream);
+      return AXON_SUCCESS;
+    }
+    const Side destination = locate(driver, dst, bytes, "destination");
+    if (!destination.device) {
+      fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ",
+           destination.pinned ? "pinned host memory" : "pageable host memory", " at ", dst);
+    }
+    DeviceMemory& memory = driver.memory();
+    submit(driver, stream,
+           QueueItem{device_work([&memory, to = *destination.device, bytes, value] {
+                       memory.fill(to, bytes, static_cast<unsigned char>(value));
+                     }),
+                     0, nullptr},
+           Completion::asynchronous);
+    return AXON_SUCCESS;
+  });
+}
+
+}  // namespace axon::pjrt_driver::entry_points
