@@ -34,16 +34,21 @@ class CMakeBuild(build_ext):
         ]
         subprocess.run(configure, check=True)
         jobs = os.environ.get("AXON_BUILD_JOBS", str(os.cpu_count() or 2))
-        subprocess.run(["cmake", "--build", str(build_dir), "-j", jobs, "--target", "axon_python_extension"],
-                       check=True)
-        built = next((build_dir / "csrc").glob("_C*.so"))
+        subprocess.run(["cmake", "--build", str(build_dir), "-j", jobs,
+                        "--target", "axon_python_extension", "axon_driver_pjrt"], check=True)
         destination = pathlib.Path(self.get_ext_fullpath(ext.name))
         destination.parent.mkdir(parents=True, exist_ok=True)
-        # Copy then rename: overwriting a loaded library in place crashes the
-        # processes that have it mapped (tests running during a rebuild).
-        staging = destination.with_name(destination.name + ".tmp")
-        shutil.copy2(built, staging)
-        os.replace(staging, destination)
+        install(next((build_dir / "csrc").glob("_C*.so")), destination)
+        # The PJRT driver (AXON_DRIVER=pjrt), which the loader looks for next to _C.
+        install(build_dir / "runtime" / "libaxon_driver_pjrt.so", destination.with_name("libaxon_driver_pjrt.so"))
+
+
+def install(built: pathlib.Path, destination: pathlib.Path) -> None:
+    # Copy then rename: overwriting a loaded library in place crashes the
+    # processes that have it mapped (tests running during a rebuild).
+    staging = destination.with_name(destination.name + ".tmp")
+    shutil.copy2(built, staging)
+    os.replace(staging, destination)
 
 
 setup(ext_modules=[CMakeExtension("torch_axon._C")], cmdclass={"build_ext": CMakeBuild})

@@ -16,14 +16,21 @@ import torch
 
 
 def _find_xla_cpu_plugin() -> None:
-    """Points the emulated driver at XLA's CPU PJRT plugin (its "stablehlo-mlir" executables), unless set."""
-    if os.environ.get("AXON_PJRT_CPU_PLUGIN"):
+    """Points the drivers at XLA's CPU PJRT plugin where no plugin is named: the emulated driver's
+    "stablehlo-mlir" executables (AXON_PJRT_CPU_PLUGIN) and, under AXON_DRIVER=pjrt, the PJRT driver's
+    device (AXON_PJRT_PLUGIN; name another plugin there to run on its devices)."""
+    wanted = ["AXON_PJRT_CPU_PLUGIN"]
+    if os.environ.get("AXON_DRIVER") == "pjrt":
+        wanted.append("AXON_PJRT_PLUGIN")
+    wanted = [name for name in wanted if not os.environ.get(name)]
+    if not wanted:
         return
     spec = importlib.util.find_spec("fastatomstruct_xla_cpu")
     if spec is not None and spec.origin is not None:
         library = os.path.join(os.path.dirname(spec.origin), "libpjrt_cpu.so")
         if os.path.isfile(library):
-            os.environ["AXON_PJRT_CPU_PLUGIN"] = library
+            for name in wanted:
+                os.environ[name] = library
 
 
 _find_xla_cpu_plugin()

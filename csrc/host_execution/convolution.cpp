@@ -66,7 +66,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   const axon_stream stream = current_stream_handle(input.device().index());
   auto body = [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                output_padding = output_padding.vec(), input_alias = aliases.alias(input),
-               weight_alias = aliases.alias(weight), output_alias = aliases.alias(output)]() {
+               weight_alias = aliases.alias(weight), output_alias = aliases.alias(output, Access::write)]() {
     output_alias.copy_(at::convolution(input_alias, weight_alias, bias_alias, stride, padding, dilation, transposed,
                                        output_padding, groups));
   };
@@ -74,12 +74,18 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
     // Which integer convolutions the CPU accepts depends on the algorithm it
     // picks (dilated ones are refused), which only running it tells: these
     // rare calls run on this thread, so a refusal is raised at the call.
+    // Staged memory is copied in and out around it, the stream drained each time.
+    aliases.stage_in(stream);
     AXON_CHECK(axon_stream_synchronize(stream), "aten::convolution_overrideable");
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    body();
+    {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      body();
+    }
+    aliases.stage_out(stream);
+    AXON_CHECK(axon_stream_synchronize(stream), "aten::convolution_overrideable");
     return output;
   }
-  launch_on_stream(stream, "aten::convolution_overrideable", std::move(body));
+  launch_on_stream(stream, "aten::convolution_overrideable", aliases, std::move(body));
   return output;
 }
 
@@ -97,12 +103,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   at::Tensor grad_weight = allocate_like(meta_weight, input.device(), format);
   at::Tensor grad_bias = allocate_like(meta_bias, input.device(), c10::MemoryFormat::Contiguous);
   HostAliases aliases;
-  launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable",
+  launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable", aliases,
                    [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                     output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
                     input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
-                    grad_input_alias = aliases.alias(grad_input), grad_weight_alias = aliases.alias(grad_weight),
-                    grad_bias_alias = aliases.alias(grad_bias)]() {
+                    grad_input_alias = aliases.alias(grad_input, Access::write),
+                    grad_weight_alias = aliases.alias(grad_weight, Access::write),
+                    grad_bias_alias = aliases.alias(grad_bias, Access::write)]() {
                      const auto [input_result, weight_result, bias_result] =
                          at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride,
                                                   padding, dilation, transposed, output_padding, groups, output_mask);

@@ -3,37 +3,84 @@
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorImpl.h>
 
+#include <algorithm>
+#include <memory>
+
 #include "axon/runtime.h"
 #include "core/check.h"
 #include "core/device.h"
+#include "core/pinned_memory_allocator.h"
+#include "host_execution/stream_launch.h"
 #include "ops/argument_tensors.h"
 
 namespace axon {
+namespace {
 
-c10::Storage HostAliases::host_storage(const c10::Storage& device_storage) {
-  const c10::StorageImpl* key = device_storage.unsafeGetStorageImpl();
-  for (const auto& [impl, storage] : storages_) {
-    if (impl == key) return storage;
+// The bytes [begin, end) of its storage that `tensor`'s elements occupy.
+std::pair<std::size_t, std::size_t> byte_extent(const at::Tensor& tensor) {
+  if (tensor.numel() == 0) return {0, 0};
+  int64_t lowest = tensor.storage_offset();
+  int64_t highest = tensor.storage_offset();
+  for (int64_t dim = 0; dim < tensor.dim(); ++dim) {
+    const int64_t reach = (tensor.size(dim) - 1) * tensor.stride(dim);
+    (reach < 0 ? lowest : highest) += reach;
   }
-  void* host_data = nullptr;
-  if (device_storage.data() != nullptr) {
-    AXON_CHECK(axon_memory_host_view(device_storage.data(), &host_data), "mapping device memory for a kernel");
-  }
-  c10::Storage storage(c10::Storage::use_byte_size_t(), device_storage.nbytes(),
-                       c10::DataPtr(host_data, c10::Device(c10::kCPU)), /*allocator=*/nullptr,
-                       /*resizable=*/false);
-  storages_.emplace_back(key, storage);
-  return storage;
+  const auto item = static_cast<int64_t>(tensor.element_size());
+  const auto storage_bytes = static_cast<int64_t>(tensor.storage().nbytes());
+  return {static_cast<std::size_t>(std::clamp<int64_t>(lowest * item, 0, storage_bytes)),
+          static_cast<std::size_t>(std::clamp<int64_t>((highest + 1) * item, 0, storage_bytes))};
 }
 
-at::Tensor HostAliases::alias(const at::Tensor& tensor) {
+void widen(std::size_t& begin, std::size_t& end, std::pair<std::size_t, std::size_t> extent) {
+  if (extent.first >= extent.second) return;
+  if (begin >= end) {
+    begin = extent.first;
+    end = extent.second;
+    return;
+  }
+  begin = std::min(begin, extent.first);
+  end = std::max(end, extent.second);
+}
+
+}  // namespace
+
+HostAliases::StorageView& HostAliases::view_of(const at::Tensor& tensor) {
+  const c10::Storage& device_storage = tensor.storage();
+  const c10::StorageImpl* key = device_storage.unsafeGetStorageImpl();
+  for (StorageView& view : storages_) {
+    if (view.device_storage == key) return view;
+  }
+  StorageView view;
+  view.device_storage = key;
+  view.device_bytes = static_cast<char*>(const_cast<void*>(device_storage.data()));
+  void* host_data = nullptr;
+  if (view.device_bytes != nullptr && device_storage.nbytes() > 0) {
+    if (host_addressable(tensor.device().index())) {
+      AXON_CHECK(axon_memory_host_view(view.device_bytes, &host_data), "mapping device memory for a kernel");
+    } else {
+      view.staging = pinned_memory_allocator()->allocate(device_storage.nbytes());
+      host_data = view.staging.get();
+    }
+  }
+  view.host_storage = c10::Storage(c10::Storage::use_byte_size_t(), device_storage.nbytes(),
+                                   c10::DataPtr(host_data, c10::Device(c10::kCPU)), /*allocator=*/nullptr,
+                                   /*resizable=*/false);
+  storages_.push_back(std::move(view));
+  return storages_.back();
+}
+
+at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
   if (!tensor.defined() || !tensor.is_privateuseone()) {
     return tensor;
   }
+  StorageView& view = view_of(tensor);
+  const auto extent = byte_extent(tensor);
+  widen(view.read_begin, view.read_end, extent);
+  if (access == Access::write) widen(view.write_begin, view.write_end, extent);
   for (const auto& [key, alias] : tensors_) {
     if (key == tensor.unsafeGetTensorImpl()) return alias;
   }
-  auto impl = c10::make_intrusive<c10::TensorImpl>(host_storage(tensor.storage()),
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(view.host_storage),
                                                    c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
   impl->set_sizes_and_strides(tensor.sizes(), tensor.strides(), tensor.storage_offset());
   at::Tensor alias(std::move(impl));
@@ -44,9 +91,40 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor) {
   return alias;
 }
 
-c10::IValue HostAliases::alias(const c10::IValue& value) {
+c10::IValue HostAliases::alias(const c10::IValue& value, Access access) {
   if (value.isDevice()) return retarget_device(value, c10::kCPU);
-  return map_tensors(value, [this](const at::Tensor& tensor) { return alias(tensor); });
+  return map_tensors(value, [this, access](const at::Tensor& tensor) { return alias(tensor, access); });
+}
+
+bool HostAliases::staged() const {
+  return std::any_of(storages_.begin(), storages_.end(), [](const StorageView& view) { return bool(view.staging); });
+}
+
+void HostAliases::stage_in(axon_stream stream) {
+  for (const StorageView& view : storages_) {
+    if (!view.staging || view.read_begin >= view.read_end) continue;
+    AXON_CHECK(axon_memory_copy_async(static_cast<char*>(view.staging.get()) + view.read_begin,
+                                      view.device_bytes + view.read_begin, view.read_end - view.read_begin, stream),
+               "staging device memory for a host kernel");
+  }
+}
+
+void HostAliases::stage_out(axon_stream stream) {
+  auto buffers = std::make_shared<std::vector<c10::DataPtr>>();
+  for (StorageView& view : storages_) {
+    if (!view.staging) continue;
+    if (view.write_begin < view.write_end) {
+      // The source is pinned: the driver reads it when the stream gets here, after the kernel.
+      AXON_CHECK(axon_memory_copy_async(view.device_bytes + view.write_begin,
+                                        static_cast<char*>(view.staging.get()) + view.write_begin,
+                                        view.write_end - view.write_begin, stream),
+                 "writing a host kernel's results to device memory");
+    }
+    buffers->push_back(std::move(view.staging));
+  }
+  if (buffers->empty()) return;
+  // Released in stream order: by then the copies above have read the staging bytes.
+  launch_on_stream(stream, "releasing host staging buffers", [buffers]() mutable { buffers->clear(); });
 }
 
 bool host_addressable(c10::DeviceIndex device) {

@@ -1,19 +1,33 @@
-// CPU tensors that alias axon memory, for kernels executing on the device.
+// CPU tensors over axon memory, for kernels executing on the device.
 //
-// The emulated device computes with the host CPU: a kernel running on an axon
-// stream wraps each axon tensor as a CPU tensor over the same bytes (through
-// the driver's host view of device memory) and runs ATen's CPU kernel on
-// them. Aliases never own memory; the axon tensors keep it alive (the
+// The eager kernels of this folder are ATen's CPU kernels: a kernel running
+// on an axon stream sees each axon tensor as a CPU tensor over the same
+// bytes. How it reaches the bytes depends on the driver:
+//  - memory the host can address (the emulated driver): the alias views the
+//    device bytes in place, through the driver's host view;
+//  - memory it cannot (the PJRT driver: device memory is PJRT buffers): the
+//    alias views a pinned host staging buffer instead. The bytes the kernel
+//    reads are copied in before it runs and the bytes it writes are copied
+//    back after it, all in stream order (stage_in / stage_out below), so
+//    this seam works on any driver with copies and host functions.
+// Aliases never own device memory; the axon tensors keep it alive (the
 // caching allocator's stream ordering keeps it from being reused early).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
+#include <c10/core/Allocator.h>
 
+#include <cstddef>
 #include <utility>
 #include <vector>
 
+#include "axon/stream.h"
+
 namespace axon {
+
+// How a kernel uses an argument: only reads it, or (also) writes it.
+enum class Access { read, write };
 
 // Aliases for the arguments of one kernel call. Axon tensors sharing a
 // storage get aliases sharing one CPU storage, and a tensor passed twice
@@ -22,18 +36,46 @@ namespace axon {
 // they would see on the CPU.
 class HostAliases {
  public:
+  HostAliases() = default;
+  HostAliases(const HostAliases&) = delete;
+  HostAliases& operator=(const HostAliases&) = delete;
+
   // CPU alias of an axon tensor (same sizes, strides, offset, dtype, bytes,
   // conj/neg flags). CPU tensors (e.g. wrapped scalars) are returned
-  // unchanged; undefined stays undefined.
-  at::Tensor alias(const at::Tensor& tensor);
+  // unchanged; undefined stays undefined. `access` says whether the kernel
+  // writes through it (only staged memory needs to know).
+  at::Tensor alias(const at::Tensor& tensor, Access access = Access::read);
 
   // alias() applied to every tensor inside an operator argument.
-  c10::IValue alias(const c10::IValue& value);
+  c10::IValue alias(const c10::IValue& value, Access access = Access::read);
+
+  // Whether some alias views a staging buffer rather than device memory.
+  bool staged() const;
+
+  // Staged memory only (no-ops otherwise). stage_in queues, on `stream`, the
+  // copies of the device bytes every alias covers into the staging buffers;
+  // call it after making the aliases and before queuing the kernel.
+  // stage_out queues the copies of the bytes written aliases cover back to
+  // the device, then lets the staging buffers go once the stream has passed
+  // them; call it right after queuing the kernel.
+  void stage_in(axon_stream stream);
+  void stage_out(axon_stream stream);
 
  private:
-  c10::Storage host_storage(const c10::Storage& device_storage);
+  // One axon storage seen by this call.
+  struct StorageView {
+    const c10::StorageImpl* device_storage = nullptr;
+    c10::Storage host_storage;
+    char* device_bytes = nullptr;
+    c10::DataPtr staging;  // pinned host bytes, when the device's memory is not host-addressable
+    // Byte ranges [begin, end) of the storage the aliases cover, and those written.
+    std::size_t read_begin = 0, read_end = 0;
+    std::size_t write_begin = 0, write_end = 0;
+  };
 
-  std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages_;
+  StorageView& view_of(const at::Tensor& tensor);
+
+  std::vector<StorageView> storages_;
   std::vector<std::pair<const c10::TensorImpl*, at::Tensor>> tensors_;
 };
 

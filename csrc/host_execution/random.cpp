@@ -55,8 +55,9 @@ void launch_fill(const at::Tensor& self, const char* name, Fill fill) {
   if (self.numel() == 0) {
     return;
   }
-  const at::Tensor alias = HostAliases().alias(self);
-  launch_on_stream(current_stream_handle(self.device().index()), name, [alias, fill]() {
+  HostAliases aliases;
+  const at::Tensor alias = aliases.alias(self, Access::write);
+  launch_on_stream(current_stream_handle(self.device().index()), name, aliases, [alias, fill]() {
     if (alias.is_contiguous()) {
       fill(alias);
     } else {
@@ -245,9 +246,9 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   }
   HostAliases aliases;
   const at::Tensor input_alias = aliases.alias(input);
-  const at::Tensor output_alias = aliases.alias(output);
-  const at::Tensor mask_alias = aliases.alias(mask);
-  launch_on_stream(current_stream_handle(input.device().index()), "aten::native_dropout",
+  const at::Tensor output_alias = aliases.alias(output, Access::write);
+  const at::Tensor mask_alias = aliases.alias(mask, Access::write);
+  launch_on_stream(current_stream_handle(input.device().index()), "aten::native_dropout", aliases,
                    [=, seed = seed, first = first]() {
                      const at::Tensor source = input_alias.contiguous();
                      bool* keep = mask_alias.data_ptr<bool>();

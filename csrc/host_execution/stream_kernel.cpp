@@ -150,10 +150,12 @@ void substitute_generator(torch::jit::Stack& cpu_args, const OperatorPlan& plan,
   slot = at::detail::createCPUGenerator(mixed);
 }
 
-torch::jit::Stack host_aliases(c10::ArrayRef<c10::IValue> args, HostAliases& aliases) {
+torch::jit::Stack host_aliases(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args, HostAliases& aliases) {
   torch::jit::Stack stack;
   stack.reserve(args.size());
-  for (const auto& arg : args) stack.push_back(aliases.alias(arg));
+  for (size_t i = 0; i < args.size(); ++i) {
+    stack.push_back(aliases.alias(args[i], plan.argument_is_mutable[i] ? Access::write : Access::read));
+  }
   return stack;
 }
 
@@ -221,7 +223,8 @@ void write_back(const c10::IValue& original, const c10::IValue& host_copy) {
 // the device keeping their strides.
 void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, torch::jit::Stack* stack,
                        c10::Device device, size_t num_args) {
-  AXON_CHECK(axon_stream_synchronize(current_stream_handle(device.index())), plan.name.c_str());
+  const axon_stream stream = current_stream_handle(device.index());
+  AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
   auto args = torch::jit::last(*stack, num_args);
   const std::vector<c10::IValue> originals(args.begin(), args.end());
   torch::jit::Stack cpu_stack;
@@ -232,14 +235,23 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     const bool work_on_copy =
         plan.argument_is_mutable[i] && !shares_storage_with_others(args, i) && !overlaps_itself(args[i]);
     worked_on_copy[i] = work_on_copy;
-    cpu_stack.push_back(work_on_copy ? map_tensors(args[i], [](const at::Tensor& t) { return t.cpu(); })
-                                     : aliases.alias(args[i]));
+    cpu_stack.push_back(work_on_copy
+                            ? map_tensors(args[i], [](const at::Tensor& t) { return t.cpu(); })
+                            : aliases.alias(args[i], plan.argument_is_mutable[i] ? Access::write : Access::read));
   }
   substitute_generator(cpu_stack, plan, device, largest_numel(args));
   const std::vector<c10::IValue> host_arguments(cpu_stack.begin(), cpu_stack.end());
+  if (aliases.staged()) {
+    aliases.stage_in(stream);
+    AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
+  }
   {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     op.callBoxed(cpu_stack);
+  }
+  if (aliases.staged()) {
+    aliases.stage_out(stream);
+    AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
   }
   for (size_t i = 0; i < num_args; ++i) {
     if (worked_on_copy[i]) write_back(originals[i], host_arguments[i]);
@@ -296,7 +308,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   HostAliases aliases;
-  torch::jit::Stack cpu_stack = host_aliases(args, aliases);
+  torch::jit::Stack cpu_stack = host_aliases(plan, args, aliases);
   int64_t numel = largest_numel(args);
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
@@ -305,23 +317,24 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant ? Strategy::kCopyBack : plan.strategy;
   switch (strategy) {
     case Strategy::kOutVariant: {
-      for (const auto& result : results) cpu_stack.push_back(aliases.alias(result));
+      for (const auto& result : results) cpu_stack.push_back(aliases.alias(result, Access::write));
       launch_on_stream(
-          stream, plan.name.c_str(),
+          stream, plan.name.c_str(), aliases,
           [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() mutable { out_op.callBoxed(cpu_stack); });
       break;
     }
     case Strategy::kInPlace: {
-      launch_on_stream(stream, plan.name.c_str(),
+      launch_on_stream(stream, plan.name.c_str(), aliases,
                        [op, cpu_stack = std::move(cpu_stack)]() mutable { op.callBoxed(cpu_stack); });
       break;
     }
     case Strategy::kCopyBack: {
       std::vector<c10::IValue> result_aliases;
       for (size_t i = 0; i < results.size(); ++i) {
-        result_aliases.push_back(plan.return_argument[i] >= 0 ? c10::IValue() : aliases.alias(results[i]));
+        result_aliases.push_back(plan.return_argument[i] >= 0 ? c10::IValue()
+                                                              : aliases.alias(results[i], Access::write));
       }
-      launch_on_stream(stream, plan.name.c_str(),
+      launch_on_stream(stream, plan.name.c_str(), aliases,
                        [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() mutable {
                          op.callBoxed(cpu_stack);
                          for (size_t i = 0; i < result_aliases.size(); ++i) {

@@ -58,4 +58,10 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, std::function
   AXON_CHECK(axon_stream_launch_host_function(stream, task), kernel_name);
 }
 
+void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body) {
+  aliases.stage_in(stream);
+  launch_on_stream(stream, kernel_name, std::move(body));
+  aliases.stage_out(stream);
+}
+
 }  // namespace axon

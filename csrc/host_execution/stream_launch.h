@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "axon/stream.h"
+#include "host_execution/device_memory_views.h"
 
 namespace axon {
 
@@ -13,5 +14,10 @@ namespace axon {
 // `kernel_name` names the kernel in that error. The body runs with autograd
 // and ADInplaceOrView dispatch disabled, as kernels do.
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body);
+
+// The same for a kernel over `aliases` (device_memory_views.h): where they
+// view staging buffers, the bytes are staged in before `body` and the
+// written bytes staged out after it, on the same stream.
+void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body);
 
 }  // namespace axon

@@ -46,9 +46,10 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
     return;
   }
   HostAliases aliases;  // shared: copies between overlapping views stay correct
-  launch_on_stream(stream, "aten::copy_", [dst_alias = aliases.alias(dst), src_alias = aliases.alias(src)]() mutable {
-    dst_alias.copy_(src_alias);
-  });
+  launch_on_stream(stream, "aten::copy_", aliases,
+                   [dst_alias = aliases.alias(dst, Access::write), src_alias = aliases.alias(src)]() mutable {
+                     dst_alias.copy_(src_alias);
+                   });
 }
 
 void copy_between_devices(const at::Tensor& dst, const at::Tensor& src) {

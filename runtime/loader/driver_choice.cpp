@@ -40,6 +40,19 @@ const axon_driver_api* open_library(const std::string& path, std::string* failur
   return api;
 }
 
+// The library of the driver named `name` (e.g. "pjrt"), looked for next to
+// the file holding this loader: torch_axon ships libaxon_driver_pjrt.so next to _C.so.
+std::string bundled_driver_path(const std::string& name) {
+  Dl_info info{};
+  std::string directory = ".";
+  if (dladdr(reinterpret_cast<void*>(&chosen_driver), &info) != 0 && info.dli_fname != nullptr) {
+    const std::string file = info.dli_fname;
+    const std::size_t slash = file.rfind('/');
+    if (slash != std::string::npos) directory = file.substr(0, slash);
+  }
+  return directory + "/libaxon_driver_" + name + ".so";
+}
+
 Choice choose() {
   Choice choice;
   const char* variable = std::getenv("AXON_DRIVER");
@@ -49,11 +62,13 @@ Choice choose() {
     api = emulated::driver_api();
   } else if (requested == "null") {
     api = null_driver::driver_api();
+  } else if (requested == "pjrt") {
+    api = open_library(bundled_driver_path(requested), &choice.failure);
   } else if (requested.find('/') != std::string::npos) {
     api = open_library(requested, &choice.failure);
   } else {
     choice.failure =
-        "AXON_DRIVER must be \"emulated\", \"null\" or a path to a driver library (containing a "
+        "AXON_DRIVER must be \"emulated\", \"null\", \"pjrt\" or a path to a driver library (containing a "
         "'/'), got \"" +
         requested + "\"";
   }

@@ -6,6 +6,8 @@
 //
 //   unset or "emulated"   the emulated driver built into the loader
 //   "null"                the null driver built into the loader (runtime/null)
+//   "pjrt"                the PJRT driver (runtime/pjrt_driver), the library
+//                         libaxon_driver_pjrt.so next to the one holding the loader
 //   a path to a .so       a driver library, loaded with dlopen
 //
 // A driver library exports one C function, AXON_DRIVER_ENTRY_POINT, returning
