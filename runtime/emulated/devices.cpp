@@ -1,5 +1,5 @@
-// Entry points (driver_api.cpp puts them in the table): device calls: enumeration, properties, synchronization,
-// shutdown.
+// Entry points (driver_api.cpp puts them in the table): the device calls that say what an emulated device is:
+// properties and capabilities (the rest are common/device_calls.h).
 
 #include <algorithm>
 #include <cstring>
@@ -17,14 +17,6 @@ using namespace axon::common;
 using axon::emulated::Driver;
 
 namespace axon::emulated::entry_points {
-
-axon_status axon_device_count(int* count) {
-  return guarded_call(__func__, [&] {
-    require_output(count, "count");
-    *count = Driver::running().device_count();
-    return AXON_SUCCESS;
-  });
-}
 
 axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
   return guarded_call(__func__, [&] {
@@ -62,37 +54,5 @@ axon_status axon_device_get_capability(int device, axon_capability capability, i
     return AXON_SUCCESS;
   });
 }
-
-axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(free_bytes, "free_bytes");
-    require_output(total_bytes, "total_bytes");
-    const size_t capacity = driver.arena(device).capacity();
-    *free_bytes = capacity - driver.arena(device).used_bytes();
-    *total_bytes = capacity;
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_synchronize(int device) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    driver.scheduler().synchronize_device(device);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_runtime_shutdown(void) {
-  return guarded_call(__func__, [&] {
-    Driver* driver = Driver::running_unless_shut_down();
-    if (driver != nullptr) driver->shutdown();
-    return AXON_SUCCESS;
-  });
-}
-
-int axon_runtime_is_shut_down(void) { return Driver::is_shut_down() ? 1 : 0; }
 
 }  // namespace axon::emulated::entry_points

@@ -25,6 +25,9 @@ class Driver : public common::DriverSingleton<Driver> {
   int device_count() const { return config_.device_count; }
 
   DeviceArena& arena(int device) { return *arenas_[static_cast<std::size_t>(device)]; }
+  // The device's memory accounting (common/device_calls.h), imports included.
+  std::size_t capacity(int device) { return arena(device).capacity(); }
+  std::size_t used_bytes(int device) { return arena(device).used_bytes(); }
 
   // The arena whose device address range contains `pointer`, or null.
   DeviceArena* arena_owning(const void* pointer);

@@ -2,6 +2,7 @@
 
 #include "axon/driver_api.h"
 
+#include "device_calls.h"
 #include "driver.h"
 #include "entry_points.h"
 #include "pinned_host_calls.h"
@@ -13,6 +14,7 @@ namespace axon::emulated {
 
 const axon_driver_api* driver_api() {
   using namespace entry_points;
+  using Devices = common::DeviceCalls<Driver>;
   using Streams = common::StreamCalls<Driver>;
   using PinnedHost = common::PinnedHostCalls<Driver>;
   static const axon_driver_api table = {
@@ -20,17 +22,17 @@ const axon_driver_api* driver_api() {
       AXON_DRIVER_ABI_VERSION,
       "emulated",
       &common::last_error_message,
-      &axon_device_count,
+      &Devices::axon_device_count,
       &axon_device_get_properties,
       &axon_device_get_capability,
-      &axon_device_memory_info,
-      &axon_device_synchronize,
-      &axon_runtime_shutdown,
-      &axon_runtime_is_shut_down,
+      &Devices::axon_device_memory_info,
+      &Devices::axon_device_synchronize,
+      &Devices::axon_runtime_shutdown,
+      &Devices::axon_runtime_is_shut_down,
       &axon_memory_allocate,
       &axon_memory_free,
       &axon_memory_pointer_device,
-      &axon_memory_used,
+      &Devices::axon_memory_used,
       &axon_memory_host_view,
       &axon_memory_import_host,
       &PinnedHost::axon_host_allocate,

@@ -17,17 +17,11 @@ namespace entry_points {
 
 // Declared with the public call's own type, so a definition that drifts from
 // the boundary's signature fails to compile.
-decltype(::axon_device_count) axon_device_count;
 decltype(::axon_device_get_properties) axon_device_get_properties;
 decltype(::axon_device_get_capability) axon_device_get_capability;
-decltype(::axon_device_memory_info) axon_device_memory_info;
-decltype(::axon_device_synchronize) axon_device_synchronize;
-decltype(::axon_runtime_shutdown) axon_runtime_shutdown;
-decltype(::axon_runtime_is_shut_down) axon_runtime_is_shut_down;
 decltype(::axon_memory_allocate) axon_memory_allocate;
 decltype(::axon_memory_free) axon_memory_free;
 decltype(::axon_memory_pointer_device) axon_memory_pointer_device;
-decltype(::axon_memory_used) axon_memory_used;
 decltype(::axon_memory_host_view) axon_memory_host_view;
 decltype(::axon_memory_import_host) axon_memory_import_host;
 decltype(::axon_memory_copy_async) axon_memory_copy_async;

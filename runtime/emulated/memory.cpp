@@ -1,4 +1,5 @@
-// Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, import, free, pointer queries.
+// Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, import, free, pointer queries
+// (axon_memory_used is common/device_calls.h's).
 
 #include <cstdint>
 
@@ -108,16 +109,6 @@ axon_status axon_memory_pointer_device(const void* ptr, int* device) {
     Driver& driver = Driver::running();
     require_output(device, "device");
     *device = find_live_device_memory(driver, ptr).device;
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_used(int device, size_t* bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(bytes, "bytes");
-    *bytes = driver.arena(device).used_bytes();
     return AXON_SUCCESS;
   });
 }

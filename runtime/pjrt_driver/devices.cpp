@@ -1,5 +1,5 @@
-// Entry points (driver_api.cpp puts them in the table): device calls: enumeration, properties, capabilities,
-// synchronization, shutdown.
+// Entry points (driver_api.cpp puts them in the table): the device calls that say what a PJRT device is:
+// properties and capabilities (the rest are common/device_calls.h).
 
 #include <cstring>
 
@@ -12,14 +12,6 @@ using namespace axon::common;
 using axon::pjrt_driver::Driver;
 
 namespace axon::pjrt_driver::entry_points {
-
-axon_status axon_device_count(int* count) {
-  return guarded_call(__func__, [&] {
-    require_output(count, "count");
-    *count = Driver::running().device_count();
-    return AXON_SUCCESS;
-  });
-}
 
 axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
   return guarded_call(__func__, [&] {
@@ -53,36 +45,5 @@ axon_status axon_device_get_capability(int device, axon_capability capability, i
     return AXON_SUCCESS;
   });
 }
-
-axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(free_bytes, "free_bytes");
-    require_output(total_bytes, "total_bytes");
-    *total_bytes = driver.memory().capacity(device);
-    *free_bytes = *total_bytes - driver.memory().used(device);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_synchronize(int device) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    driver.scheduler().synchronize_device(device);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_runtime_shutdown(void) {
-  return guarded_call(__func__, [&] {
-    Driver* driver = Driver::running_unless_shut_down();
-    if (driver != nullptr) driver->shutdown();
-    return AXON_SUCCESS;
-  });
-}
-
-int axon_runtime_is_shut_down(void) { return Driver::is_shut_down() ? 1 : 0; }
 
 }  // namespace axon::pjrt_driver::entry_points

@@ -34,6 +34,9 @@ class Driver : public common::DriverSingleton<Driver> {
 
   pjrt::PjrtClient& client() { return *client_; }
   DeviceMemory& memory() { return *memory_; }
+  // The device's memory accounting (common/device_calls.h).
+  std::size_t capacity(int device) { return memory_->capacity(device); }
+  std::size_t used_bytes(int device) { return memory_->used(device); }
   common::PinnedHostRegistry& pinned_host() { return pinned_host_; }
   common::Scheduler& scheduler() { return *scheduler_; }
 

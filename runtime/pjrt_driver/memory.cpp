@@ -1,5 +1,6 @@
 // Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, free, pointer queries,
-// and the two optional calls this driver refuses (host views and imports).
+// and the two optional calls this driver refuses (host views and imports); axon_memory_used is
+// common/device_calls.h's.
 
 #include <cstdint>
 
@@ -40,16 +41,6 @@ axon_status axon_memory_pointer_device(const void* ptr, int* device) {
     const std::optional<DeviceRange> range = driver.memory().find(ptr, 0, "queried");
     if (!range) fail(AXON_ERROR_INVALID_POINTER, "pointer ", ptr, " is not device memory");
     *device = range->allocation->device;
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_used(int device, size_t* bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(bytes, "bytes");
-    *bytes = driver.memory().used(device);
     return AXON_SUCCESS;
   });
 }
