@@ -15,10 +15,10 @@
 using namespace axon::common;
 
 using axon::emulated::Driver;
+using axon::emulated::EntryPoints;
 
-namespace axon::emulated::entry_points {
-
-axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
+template <>
+axon_status EntryPoints::axon_device_get_properties(int device, axon_device_properties* properties) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -35,7 +35,8 @@ axon_status axon_device_get_properties(int device, axon_device_properties* prope
   });
 }
 
-axon_status axon_device_get_capability(int device, axon_capability capability, int* value) {
+template <>
+axon_status EntryPoints::axon_device_get_capability(int device, axon_capability capability, int* value) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(value, "value");
@@ -54,5 +55,3 @@ axon_status axon_device_get_capability(int device, axon_capability capability, i
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::emulated::entry_points

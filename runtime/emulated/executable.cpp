@@ -143,9 +143,8 @@ axon_executable_object* find_executable(axon_executable executable) {
 
 }  // namespace
 
-namespace axon::emulated::entry_points {
-
-axon_status axon_executable_format_supported(int device, const char* format, int* supported) {
+template <>
+axon_status EntryPoints::axon_executable_format_supported(int device, const char* format, int* supported) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(supported, "supported");
@@ -157,8 +156,9 @@ axon_status axon_executable_format_supported(int device, const char* format, int
   });
 }
 
-axon_status axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
-                                 axon_executable* executable) {
+template <>
+axon_status EntryPoints::axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
+                                              axon_executable* executable) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(executable, "executable");
@@ -184,8 +184,9 @@ axon_status axon_executable_load(int device, const char* format, const void* ima
   });
 }
 
-axon_status axon_executable_serialize(axon_executable executable, const char** format, void* image, size_t capacity,
-                                      size_t* image_bytes) {
+template <>
+axon_status EntryPoints::axon_executable_serialize(axon_executable executable, const char** format, void* image,
+                                                   size_t capacity, size_t* image_bytes) {
   return guarded_call(__func__, [&] {
     require_output(format, "format");
     require_output(image_bytes, "image_bytes");
@@ -200,7 +201,8 @@ axon_status axon_executable_serialize(axon_executable executable, const char** f
   });
 }
 
-axon_status axon_executable_destroy(axon_executable executable) {
+template <>
+axon_status EntryPoints::axon_executable_destroy(axon_executable executable) {
   return guarded_call(__func__, [&] {
     find_executable(executable);
     {
@@ -213,9 +215,11 @@ axon_status axon_executable_destroy(axon_executable executable) {
   });
 }
 
-axon_status axon_stream_launch_executable(axon_stream stream, axon_executable executable, const char* entry_point,
-                                          const axon_binding* bindings, size_t binding_count, const void* constants,
-                                          size_t constant_bytes) {
+template <>
+axon_status EntryPoints::axon_stream_launch_executable(axon_stream stream, axon_executable executable,
+                                                       const char* entry_point, const axon_binding* bindings,
+                                                       size_t binding_count, const void* constants,
+                                                       size_t constant_bytes) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     axon_executable_object* loaded = find_executable(executable);
@@ -261,5 +265,3 @@ axon_status axon_stream_launch_executable(axon_stream stream, axon_executable ex
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::emulated::entry_points

@@ -12,6 +12,7 @@ using namespace axon::common;
 
 using axon::emulated::DeviceArena;
 using axon::emulated::Driver;
+using axon::emulated::EntryPoints;
 
 namespace {
 
@@ -54,9 +55,8 @@ void require_importable_range(Driver& driver, const void* host_ptr, size_t bytes
 
 }  // namespace
 
-namespace axon::emulated::entry_points {
-
-axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
+template <>
+axon_status EntryPoints::axon_memory_allocate(int device, size_t bytes, void** ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -67,7 +67,8 @@ axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
   });
 }
 
-axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -86,7 +87,8 @@ axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, vo
   });
 }
 
-axon_status axon_memory_free(void* ptr) {
+template <>
+axon_status EntryPoints::axon_memory_free(void* ptr) {
   return guarded_call(__func__, [&] {
     Driver* driver = Driver::running_unless_shut_down();
     if (driver == nullptr || ptr == nullptr) return AXON_SUCCESS;
@@ -104,7 +106,8 @@ axon_status axon_memory_free(void* ptr) {
   });
 }
 
-axon_status axon_memory_pointer_device(const void* ptr, int* device) {
+template <>
+axon_status EntryPoints::axon_memory_pointer_device(const void* ptr, int* device) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(device, "device");
@@ -113,7 +116,8 @@ axon_status axon_memory_pointer_device(const void* ptr, int* device) {
   });
 }
 
-axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_host_view(const void* ptr, void** host_ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(host_ptr, "host_ptr");
@@ -121,5 +125,3 @@ axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::emulated::entry_points

@@ -10,11 +10,12 @@
 #include "entry_points.h"
 
 using namespace axon::common;
+using axon::pjrt_driver::DeviceRange;
 using axon::pjrt_driver::Driver;
+using axon::pjrt_driver::EntryPoints;
 
-namespace axon::pjrt_driver::entry_points {
-
-axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
+template <>
+axon_status EntryPoints::axon_memory_allocate(int device, size_t bytes, void** ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -25,7 +26,8 @@ axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
   });
 }
 
-axon_status axon_memory_free(void* ptr) {
+template <>
+axon_status EntryPoints::axon_memory_free(void* ptr) {
   return guarded_call(__func__, [&] {
     Driver* driver = Driver::running_unless_shut_down();
     if (driver == nullptr || ptr == nullptr) return AXON_SUCCESS;
@@ -34,7 +36,8 @@ axon_status axon_memory_free(void* ptr) {
   });
 }
 
-axon_status axon_memory_pointer_device(const void* ptr, int* device) {
+template <>
+axon_status EntryPoints::axon_memory_pointer_device(const void* ptr, int* device) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(device, "device");
@@ -45,7 +48,8 @@ axon_status axon_memory_pointer_device(const void* ptr, int* device) {
   });
 }
 
-axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_host_view(const void* ptr, void** host_ptr) {
   return guarded_call(__func__, [&] {
     Driver::running();
     require_output(host_ptr, "host_ptr");
@@ -55,7 +59,8 @@ axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
   });
 }
 
-axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(device_ptr, "device_ptr");
@@ -71,5 +76,3 @@ axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, vo
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::pjrt_driver::entry_points

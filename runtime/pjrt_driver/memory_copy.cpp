@@ -101,23 +101,24 @@ void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Co
 
 }  // namespace
 
-namespace axon::pjrt_driver::entry_points {
-
-axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
+template <>
+axon_status EntryPoints::axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
   return guarded_call(__func__, [&] {
     queue_copy(dst, src, bytes, stream, Completion::asynchronous);
     return AXON_SUCCESS;
   });
 }
 
-axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
+template <>
+axon_status EntryPoints::axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
   return guarded_call(__func__, [&] {
     queue_copy(dst, src, bytes, stream, Completion::wait);
     return AXON_SUCCESS;
   });
 }
 
-axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
+template <>
+axon_status EntryPoints::axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     if (bytes == 0) {
@@ -139,5 +140,3 @@ axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_strea
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::pjrt_driver::entry_points
