@@ -1,7 +1,8 @@
 // DriverEntryPoints<Driver>: the boundary's calls that each driver implements
 // itself, because they depend on what its device memory and executables are.
-// (The calls every driver shares are StreamCalls, PinnedHostCalls and
-// DeviceCalls; driver_table.h puts both kinds in the table.)
+// (The calls every driver shares are StreamCalls, PinnedHostCalls,
+// DeviceCalls and ExecutableRegistry's axon_executable_destroy; driver_table.h
+// puts both kinds in the table.)
 //
 // A driver defines each member for its own Driver type, as an explicit
 // specialization in its entry-point files:
@@ -34,7 +35,6 @@ struct DriverEntryPoints {
   static decltype(::axon_memory_set_async) axon_memory_set_async;
   static decltype(::axon_executable_format_supported) axon_executable_format_supported;
   static decltype(::axon_executable_load) axon_executable_load;
-  static decltype(::axon_executable_destroy) axon_executable_destroy;
   static decltype(::axon_stream_launch_executable) axon_stream_launch_executable;
   static decltype(::axon_executable_serialize) axon_executable_serialize;
 };

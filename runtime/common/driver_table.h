@@ -1,6 +1,6 @@
 // driver_table<Driver>(name): a driver's table (axon/driver_api.h), slot by
 // slot, from its own entry points (DriverEntryPoints<Driver>) and the shared
-// ones (DeviceCalls, PinnedHostCalls, StreamCalls). Written once, so every
+// ones (DeviceCalls, ExecutableRegistry, PinnedHostCalls, StreamCalls). Written once, so every
 // driver built on runtime/common fills the slots in the same order.
 //
 // A driver keeps the result for the process's lifetime:
@@ -11,6 +11,7 @@
 #include "boundary.h"
 #include "device_calls.h"
 #include "driver_entry_points.h"
+#include "executable_registry.h"
 #include "pinned_host_calls.h"
 #include "stream_calls.h"
 
@@ -20,6 +21,7 @@ template <typename Driver>
 axon_driver_api driver_table(const char* name) {
   using Own = DriverEntryPoints<Driver>;
   using Devices = DeviceCalls<Driver>;
+  using Executables = ExecutableRegistry<Driver>;
   using PinnedHost = PinnedHostCalls<Driver>;
   using Streams = StreamCalls<Driver>;
   return {
@@ -65,7 +67,7 @@ axon_driver_api driver_table(const char* name) {
       &Streams::axon_event_get_device,
       &Own::axon_executable_format_supported,
       &Own::axon_executable_load,
-      &Own::axon_executable_destroy,
+      &Executables::axon_executable_destroy,
       &Own::axon_stream_launch_executable,
       &Own::axon_executable_serialize,
   };
