@@ -23,8 +23,6 @@ template <typename Driver>
 struct DriverEntryPoints {
   // Declared with the public call's own type, so a definition that drifts from
   // the boundary's signature fails to compile.
-  static decltype(::axon_device_get_properties) axon_device_get_properties;
-  static decltype(::axon_device_get_capability) axon_device_get_capability;
   static decltype(::axon_memory_allocate) axon_memory_allocate;
   static decltype(::axon_memory_free) axon_memory_free;
   static decltype(::axon_memory_pointer_device) axon_memory_pointer_device;

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "axon/device.h"
 #include "axon/status.h"
 #include "config.h"
 #include "device_arena.h"
@@ -23,6 +25,11 @@ class Driver : public common::DriverSingleton<Driver> {
   const DriverConfig& config() const { return config_; }
   bool launch_blocking() const { return config_.launch_blocking; }
   int device_count() const { return config_.device_count; }
+
+  // What a device is (common/device_calls.h; capability() in devices.cpp).
+  std::string device_name(int) const { return "Axon Emulated Device"; }
+  bool memory_protected() const { return config_.memory_protect; }
+  int capability(axon_capability capability) const;
 
   DeviceArena& arena(int device) { return *arenas_[static_cast<std::size_t>(device)]; }
   // The device's memory accounting (common/device_calls.h), imports included.

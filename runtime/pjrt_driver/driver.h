@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "axon/device.h"
 #include "axon/status.h"
 #include "config.h"
 #include "device_memory.h"
@@ -29,8 +30,12 @@ class Driver : public common::DriverSingleton<Driver> {
  public:
   int device_count() const { return static_cast<int>(device_names_.size()); }
   bool launch_blocking() const { return config_.launch_blocking; }
+
+  // What a device is (common/device_calls.h; capability() in devices.cpp).
   // "Axon PJRT cpu cpu:0"
   const std::string& device_name(int device) const { return device_names_[static_cast<std::size_t>(device)]; }
+  bool memory_protected() const { return true; }  // the host never touches a PJRT buffer
+  int capability(axon_capability capability) const;
 
   pjrt::PjrtClient& client() { return *client_; }
   DeviceMemory& memory() { return *memory_; }
