@@ -1,6 +1,7 @@
 // driver_table<Driver>(name): a driver's table (axon/driver_api.h), slot by
 // slot, from its own entry points (DriverEntryPoints<Driver>) and the shared
-// ones (DeviceCalls, ExecutableRegistry, PinnedHostCalls, StreamCalls). Written once, so every
+// ones (DeviceCalls, ExecutableRegistry, MemoryCalls, PinnedHostCalls,
+// StreamCalls). Written once, so every
 // driver built on runtime/common fills the slots in the same order.
 //
 // A driver keeps the result for the process's lifetime:
@@ -12,6 +13,7 @@
 #include "device_calls.h"
 #include "driver_entry_points.h"
 #include "executable_registry.h"
+#include "memory_calls.h"
 #include "pinned_host_calls.h"
 #include "stream_calls.h"
 
@@ -22,6 +24,7 @@ axon_driver_api driver_table(const char* name) {
   using Own = DriverEntryPoints<Driver>;
   using Devices = DeviceCalls<Driver>;
   using Executables = ExecutableRegistry<Driver>;
+  using Memory = MemoryCalls<Driver>;
   using PinnedHost = PinnedHostCalls<Driver>;
   using Streams = StreamCalls<Driver>;
   return {
@@ -36,7 +39,7 @@ axon_driver_api driver_table(const char* name) {
       &Devices::axon_device_synchronize,
       &Devices::axon_runtime_shutdown,
       &Devices::axon_runtime_is_shut_down,
-      &Own::axon_memory_allocate,
+      &Memory::axon_memory_allocate,
       &Own::axon_memory_free,
       &Own::axon_memory_pointer_device,
       &Devices::axon_memory_used,
@@ -45,9 +48,9 @@ axon_driver_api driver_table(const char* name) {
       &PinnedHost::axon_host_allocate,
       &PinnedHost::axon_host_free,
       &PinnedHost::axon_host_pointer_is_pinned,
-      &Own::axon_memory_copy_async,
-      &Own::axon_memory_copy,
-      &Own::axon_memory_set_async,
+      &Memory::axon_memory_copy_async,
+      &Memory::axon_memory_copy,
+      &Memory::axon_memory_set_async,
       &Streams::axon_stream_priority_range,
       &Streams::axon_stream_create,
       &Streams::axon_stream_destroy,

@@ -17,6 +17,7 @@
 #include "imported_host_registry.h"
 #include "pinned_host_registry.h"
 #include "scheduler.h"
+#include "submission.h"
 
 namespace axon::emulated {
 
@@ -38,6 +39,12 @@ class Driver : public common::DriverSingleton<Driver> {
 
   // The arena whose device address range contains `pointer`, or null.
   DeviceArena* arena_owning(const void* pointer);
+
+  // Device memory for common/memory_calls.h (bytes > 0); the queue_ calls are
+  // in memory_copy.cpp.
+  void* allocate(int device, std::size_t bytes) { return arena(device).allocate(bytes); }
+  void queue_copy(void* dst, const void* src, std::size_t bytes, axon_stream stream, common::Completion completion);
+  void queue_set(void* dst, int value, std::size_t bytes, axon_stream stream);
 
   common::PinnedHostRegistry& pinned_host() { return pinned_host_; }
   ImportedHostRegistry& imported_host() { return imported_host_; }

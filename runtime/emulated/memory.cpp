@@ -1,5 +1,5 @@
-// Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, import, free, pointer queries
-// (axon_memory_used is common/device_calls.h's).
+// Entry points (driver_api.cpp puts them in the table): device memory calls: import, free, pointer queries
+// (allocation and use are common/memory_calls.h's and common/device_calls.h's).
 
 #include <cstdint>
 
@@ -54,18 +54,6 @@ void require_importable_range(Driver& driver, const void* host_ptr, size_t bytes
 }
 
 }  // namespace
-
-template <>
-axon_status EntryPoints::axon_memory_allocate(int device, size_t bytes, void** ptr) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(ptr, "ptr");
-    if (bytes == 0) fail(AXON_ERROR_INVALID_VALUE, "expected bytes > 0, got 0");
-    *ptr = driver.arena(device).allocate(bytes);
-    return AXON_SUCCESS;
-  });
-}
 
 template <>
 axon_status EntryPoints::axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {

@@ -23,6 +23,7 @@
 #include "pinned_host_registry.h"
 #include "pjrt_client.h"
 #include "scheduler.h"
+#include "submission.h"
 
 namespace axon::pjrt_driver {
 
@@ -42,6 +43,12 @@ class Driver : public common::DriverSingleton<Driver> {
   // The device's memory accounting (common/device_calls.h).
   std::size_t capacity(int device) { return memory_->capacity(device); }
   std::size_t used_bytes(int device) { return memory_->used(device); }
+
+  // Device memory for common/memory_calls.h (bytes > 0); the queue_ calls are
+  // in memory_copy.cpp.
+  void* allocate(int device, std::size_t bytes) { return memory_->allocate(device, bytes); }
+  void queue_copy(void* dst, const void* src, std::size_t bytes, axon_stream stream, common::Completion completion);
+  void queue_set(void* dst, int value, std::size_t bytes, axon_stream stream);
   common::PinnedHostRegistry& pinned_host() { return pinned_host_; }
   common::Scheduler& scheduler() { return *scheduler_; }
 

@@ -1,5 +1,5 @@
-// Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, free, pointer queries,
-// and the two optional calls this driver refuses (host views and imports); axon_memory_used is
+// Entry points (driver_api.cpp puts them in the table): device memory calls: free, pointer queries, and the two
+// optional calls this driver refuses (host views and imports); allocation and use are common/memory_calls.h's and
 // common/device_calls.h's.
 
 #include <cstdint>
@@ -13,18 +13,6 @@ using namespace axon::common;
 using axon::pjrt_driver::DeviceRange;
 using axon::pjrt_driver::Driver;
 using axon::pjrt_driver::EntryPoints;
-
-template <>
-axon_status EntryPoints::axon_memory_allocate(int device, size_t bytes, void** ptr) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(ptr, "ptr");
-    if (bytes == 0) fail(AXON_ERROR_INVALID_VALUE, "expected bytes > 0, got 0");
-    *ptr = driver.memory().allocate(device, bytes);
-    return AXON_SUCCESS;
-  });
-}
 
 template <>
 axon_status EntryPoints::axon_memory_free(void* ptr) {
