@@ -39,16 +39,10 @@ struct MemoryRegion {
 // allocation or import when the driver knows it.
 MemoryRegion locate_region(Driver& driver, const void* pointer, size_t bytes, const char* role) {
   if (pointer == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a non-null ", role, " pointer, got null");
-  const char* address = static_cast<const char*>(pointer);
   if (const auto device = find_device_range(driver, pointer, bytes, role)) {
     return {MemoryKind::device, device->host_address};
   }
-  if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
-    const size_t offset = static_cast<size_t>(address - pinned->base);
-    if (bytes > pinned->size - offset) {
-      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
-           pinned->size, "-byte pinned host allocation");
-    }
+  if (driver.pinned_host().holds_range(pointer, bytes, role)) {
     return {MemoryKind::pinned_host, const_cast<void*>(pointer)};
   }
   return {MemoryKind::pageable_host, const_cast<void*>(pointer)};

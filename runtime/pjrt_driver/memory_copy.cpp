@@ -27,14 +27,7 @@ Side locate(Driver& driver, const void* pointer, size_t bytes, const char* role)
   Side side;
   side.device = driver.memory().find(pointer, bytes, role);
   if (side.device) return side;
-  if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
-    const size_t offset = static_cast<size_t>(static_cast<const char*>(pointer) - pinned->base);
-    if (bytes > pinned->size - offset) {
-      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
-           pinned->size, "-byte pinned host allocation");
-    }
-    side.pinned = true;
-  }
+  side.pinned = driver.pinned_host().holds_range(pointer, bytes, role);
   return side;
 }
 
