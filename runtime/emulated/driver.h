@@ -13,6 +13,7 @@
 #include "axon/status.h"
 #include "config.h"
 #include "device_arena.h"
+#include "driver_entry_points.h"
 #include "driver_singleton.h"
 #include "imported_host_registry.h"
 #include "pinned_host_registry.h"
@@ -60,5 +61,8 @@ class Driver : public common::DriverSingleton<Driver> {
   ImportedHostRegistry imported_host_;
   std::unique_ptr<common::Scheduler> scheduler_;
 };
+
+// This driver's own entry points, defined in memory.cpp and executable.cpp.
+using EntryPoints = common::DriverEntryPoints<Driver>;
 
 }  // namespace axon::emulated

@@ -1,4 +1,4 @@
-// Entry points (driver_api.cpp puts them in the table): executables.
+// Entry points (common/driver_table.h puts them in the table): executables.
 //
 // Two formats: "host-shared-object" (native code: the image is written to an
 // anonymous file, a memfd, and dlopened from there, so nothing touches the
@@ -23,7 +23,6 @@
 #include "boundary.h"
 #include "device_range.h"
 #include "driver.h"
-#include "entry_points.h"
 #include "executable_arguments.h"
 #include "executable_registry.h"
 #include "loaded_program.h"

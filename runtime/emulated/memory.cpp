@@ -1,4 +1,4 @@
-// Entry points (driver_api.cpp puts them in the table): device memory calls: import, free, pointer queries
+// Entry points (common/driver_table.h puts them in the table): device memory calls: import, free, pointer queries
 // (allocation and use are common/memory_calls.h's and common/device_calls.h's).
 
 #include <cstdint>
@@ -6,7 +6,6 @@
 #include "axon/memory.h"
 #include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
 
 using namespace axon::common;
 

@@ -19,6 +19,7 @@
 #include "axon/status.h"
 #include "config.h"
 #include "device_memory.h"
+#include "driver_entry_points.h"
 #include "driver_singleton.h"
 #include "pinned_host_registry.h"
 #include "pjrt_client.h"
@@ -63,5 +64,8 @@ class Driver : public common::DriverSingleton<Driver> {
   common::PinnedHostRegistry pinned_host_;
   std::unique_ptr<common::Scheduler> scheduler_;
 };
+
+// This driver's own entry points, defined in memory.cpp and executable.cpp.
+using EntryPoints = common::DriverEntryPoints<Driver>;
 
 }  // namespace axon::pjrt_driver

@@ -1,4 +1,4 @@
-// Entry points (driver_api.cpp puts them in the table): executables.
+// Entry points (common/driver_table.h puts them in the table): executables.
 //
 // Format "stablehlo-mlir" is compiled by the plugin at load, portable (one
 // executable serves every device; the launch names the device). Its own image,
@@ -21,7 +21,6 @@
 #include "axon/formats/stablehlo.h"
 #include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
 #include "executable_arguments.h"
 #include "executable_registry.h"
 #include "stablehlo_signature.h"

@@ -1,4 +1,4 @@
-// Entry points (driver_api.cpp puts them in the table): device memory calls: free, pointer queries, and the two
+// Entry points (common/driver_table.h puts them in the table): device memory calls: free, pointer queries, and the two
 // optional calls this driver refuses (host views and imports); allocation and use are common/memory_calls.h's and
 // common/device_calls.h's.
 
@@ -7,7 +7,6 @@
 #include "axon/memory.h"
 #include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
 
 using namespace axon::common;
 using axon::pjrt_driver::DeviceRange;
