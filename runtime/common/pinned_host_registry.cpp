@@ -68,4 +68,15 @@ std::optional<PinnedHostAllocation> PinnedHostRegistry::find_allocation(const vo
   return PinnedHostAllocation{reinterpret_cast<char*>(containing->first), containing->second};
 }
 
+bool PinnedHostRegistry::holds_range(const void* pointer, std::size_t bytes, const char* role) const {
+  const auto pinned = find_allocation(pointer);
+  if (!pinned) return false;
+  const std::size_t offset = static_cast<std::size_t>(static_cast<const char*>(pointer) - pinned->base);
+  if (bytes > pinned->size - offset) {
+    fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
+         pinned->size, "-byte pinned host allocation");
+  }
+  return true;
+}
+
 }  // namespace axon::common

@@ -33,6 +33,11 @@ class PinnedHostRegistry {
 
   std::optional<PinnedHostAllocation> find_allocation(const void* pointer) const;
 
+  // For a copy's side: whether [pointer, pointer + bytes) starts in a pinned
+  // allocation; throws DriverError(AXON_ERROR_INVALID_VALUE) when it starts in
+  // one and overruns it. `role` names the pointer in messages ("source").
+  bool holds_range(const void* pointer, std::size_t bytes, const char* role) const;
+
  private:
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, std::size_t> allocations_;  // base address -> bytes requested

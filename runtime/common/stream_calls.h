@@ -1,6 +1,6 @@
 // The stream and event calls (axon/stream.h, axon/event.h), shared by every
-// driver built on the Scheduler: a driver puts StreamCalls<ItsDriver>::... in
-// its table (driver_api.cpp).
+// driver built on the Scheduler: driver_table.h puts StreamCalls<ItsDriver>::...
+// in its table.
 //
 // `Driver` provides: static Driver& running() (throws the initialization
 // failure, or AXON_ERROR_SHUT_DOWN), Scheduler& scheduler(),

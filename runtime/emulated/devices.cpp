@@ -1,98 +1,21 @@
-// Entry points (driver_api.cpp puts them in the table): device calls: enumeration, properties, synchronization,
-// shutdown.
+// What an emulated device can do (axon_device_get_capability's answers); the
+// device calls themselves are common/device_calls.h's.
 
-#include <algorithm>
-#include <cstring>
-#include <optional>
-#include <utility>
-#include <vector>
-
-#include "axon/device.h"
-#include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
 
-using namespace axon::common;
+namespace axon::emulated {
 
-using axon::emulated::Driver;
-
-namespace axon::emulated::entry_points {
-
-axon_status axon_device_count(int* count) {
-  return guarded_call(__func__, [&] {
-    require_output(count, "count");
-    *count = Driver::running().device_count();
-    return AXON_SUCCESS;
-  });
+int Driver::capability(axon_capability capability) const {
+  switch (capability) {
+    case AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY:  // through axon_memory_host_view, also when protected
+    case AXON_CAPABILITY_IMPORT_HOST_MEMORY:
+      return config_.private_memory ? 0 : 1;
+    case AXON_CAPABILITY_HOST_FUNCTIONS:
+    case AXON_CAPABILITY_EXECUTABLES:  // AXON_FORMAT_HOST_SHARED_OBJECT
+      return 1;
+    default:
+      return 0;
+  }
 }
 
-axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(properties, "properties");
-    axon_device_properties result{};
-    std::strncpy(result.name, "Axon Emulated Device", sizeof(result.name) - 1);
-    result.total_memory = driver.arena(device).capacity();
-    result.stream_priority_low = axon::common::kStreamPriorityLeastUrgent;
-    result.stream_priority_high = axon::common::kStreamPriorityMostUrgent;
-    result.launch_blocking = driver.config().launch_blocking ? 1 : 0;
-    result.memory_protected = driver.config().memory_protect ? 1 : 0;
-    *properties = result;
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_get_capability(int device, axon_capability capability, int* value) {
-  return guarded_call(__func__, [&] {
-    Driver::running().require_device(device);
-    require_output(value, "value");
-    switch (capability) {
-      case AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY:  // through axon_memory_host_view, also when protected
-      case AXON_CAPABILITY_IMPORT_HOST_MEMORY:
-        *value = Driver::running().config().private_memory ? 0 : 1;
-        break;
-      case AXON_CAPABILITY_HOST_FUNCTIONS:
-      case AXON_CAPABILITY_EXECUTABLES:  // AXON_FORMAT_HOST_SHARED_OBJECT
-        *value = 1;
-        break;
-      default:
-        *value = 0;
-    }
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(free_bytes, "free_bytes");
-    require_output(total_bytes, "total_bytes");
-    const size_t capacity = driver.arena(device).capacity();
-    *free_bytes = capacity - driver.arena(device).used_bytes();
-    *total_bytes = capacity;
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_synchronize(int device) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    driver.scheduler().synchronize_device(device);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_runtime_shutdown(void) {
-  return guarded_call(__func__, [&] {
-    Driver* driver = Driver::running_unless_shut_down();
-    if (driver != nullptr) driver->shutdown();
-    return AXON_SUCCESS;
-  });
-}
-
-int axon_runtime_is_shut_down(void) { return Driver::is_shut_down() ? 1 : 0; }
-
-}  // namespace axon::emulated::entry_points
+}  // namespace axon::emulated

@@ -1,73 +1,68 @@
-// Driver: the process-wide emulated driver, created lazily on the first call.
-//
-// The singleton is intentionally leaked: it is never destroyed by static
-// destructors, so a process that exits without axon_runtime_shutdown() (with
-// worker threads alive and memory mapped) ends cleanly, and late frees from
-// other static destructors still find it.
+// Driver: the process-wide emulated driver, created lazily on the first call
+// and never destroyed (common/driver_singleton.h: running(), shutdown, fork
+// refusal, the remembered initialization failure).
 //
 // Thread-safety: every method is thread-safe.
 #pragma once
 
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "axon/device.h"
 #include "axon/status.h"
 #include "config.h"
 #include "device_arena.h"
+#include "driver_entry_points.h"
+#include "driver_singleton.h"
 #include "imported_host_registry.h"
 #include "pinned_host_registry.h"
 #include "scheduler.h"
+#include "submission.h"
 
 namespace axon::emulated {
 
-class Driver {
+class Driver : public common::DriverSingleton<Driver> {
  public:
-  // The running driver. Throws the initialization failure if configuration or
-  // setup failed, and DriverError(AXON_ERROR_SHUT_DOWN) after shutdown.
-  static Driver& running();
-
-  // For frees, which succeed silently after shutdown: the driver, or null
-  // once shut down. Still throws an initialization failure.
-  static Driver* running_unless_shut_down();
-
-  // Whether axon_runtime_shutdown() has been called; never initializes.
-  static bool is_shut_down();
-
   const DriverConfig& config() const { return config_; }
   bool launch_blocking() const { return config_.launch_blocking; }
   int device_count() const { return config_.device_count; }
 
-  // Throws DriverError(AXON_ERROR_INVALID_DEVICE) for an out-of-range index.
-  void require_device(int device) const;
+  // What a device is (common/device_calls.h; capability() in devices.cpp).
+  std::string device_name(int) const { return "Axon Emulated Device"; }
+  bool memory_protected() const { return config_.memory_protect; }
+  int capability(axon_capability capability) const;
 
   DeviceArena& arena(int device) { return *arenas_[static_cast<std::size_t>(device)]; }
+  // The device's memory accounting (common/device_calls.h), imports included.
+  std::size_t capacity(int device) { return arena(device).capacity(); }
+  std::size_t used_bytes(int device) { return arena(device).used_bytes(); }
 
   // The arena whose device address range contains `pointer`, or null.
   DeviceArena* arena_owning(const void* pointer);
+
+  // Device memory for common/memory_calls.h (bytes > 0); the queue_ calls are
+  // in memory_copy.cpp.
+  void* allocate(int device, std::size_t bytes) { return arena(device).allocate(bytes); }
+  void queue_copy(void* dst, const void* src, std::size_t bytes, axon_stream stream, common::Completion completion);
+  void queue_set(void* dst, int value, std::size_t bytes, axon_stream stream);
 
   common::PinnedHostRegistry& pinned_host() { return pinned_host_; }
   ImportedHostRegistry& imported_host() { return imported_host_; }
   common::Scheduler& scheduler() { return *scheduler_; }
 
-  // Drains all work and stops the workers; later calls see AXON_ERROR_SHUT_DOWN.
-  void shutdown();
-
  private:
+  friend class common::DriverSingleton<Driver>;
   Driver();
-  static Driver& instance();
 
   DriverConfig config_;
-  axon_status initialization_status_ = AXON_SUCCESS;
-  std::string initialization_message_;
   std::vector<std::unique_ptr<DeviceArena>> arenas_;
   common::PinnedHostRegistry pinned_host_;
   ImportedHostRegistry imported_host_;
   std::unique_ptr<common::Scheduler> scheduler_;
-  std::mutex shutdown_mutex_;
 };
+
+// This driver's own entry points, defined in memory.cpp and executable.cpp.
+using EntryPoints = common::DriverEntryPoints<Driver>;
 
 }  // namespace axon::emulated

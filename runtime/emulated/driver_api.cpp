@@ -1,67 +1,14 @@
-// The emulated driver's table (axon/driver_api.h): its entry points, by slot.
-
-#include "axon/driver_api.h"
+// The emulated driver's table (axon/driver_api.h), slot by slot as
+// common/driver_table.h lays it out.
 
 #include "driver.h"
+#include "driver_table.h"
 #include "entry_points.h"
-#include "pinned_host_calls.h"
-#include "stream_calls.h"
-
-using namespace axon::common;
 
 namespace axon::emulated {
 
 const axon_driver_api* driver_api() {
-  using namespace entry_points;
-  using Streams = common::StreamCalls<Driver>;
-  using PinnedHost = common::PinnedHostCalls<Driver>;
-  static const axon_driver_api table = {
-      sizeof(axon_driver_api),
-      AXON_DRIVER_ABI_VERSION,
-      "emulated",
-      &common::last_error_message,
-      &axon_device_count,
-      &axon_device_get_properties,
-      &axon_device_get_capability,
-      &axon_device_memory_info,
-      &axon_device_synchronize,
-      &axon_runtime_shutdown,
-      &axon_runtime_is_shut_down,
-      &axon_memory_allocate,
-      &axon_memory_free,
-      &axon_memory_pointer_device,
-      &axon_memory_used,
-      &axon_memory_host_view,
-      &axon_memory_import_host,
-      &PinnedHost::axon_host_allocate,
-      &PinnedHost::axon_host_free,
-      &PinnedHost::axon_host_pointer_is_pinned,
-      &axon_memory_copy_async,
-      &axon_memory_copy,
-      &axon_memory_set_async,
-      &Streams::axon_stream_priority_range,
-      &Streams::axon_stream_create,
-      &Streams::axon_stream_destroy,
-      &Streams::axon_stream_get_default,
-      &Streams::axon_stream_get_device,
-      &Streams::axon_stream_get_priority,
-      &Streams::axon_stream_launch_host_function,
-      &Streams::axon_stream_query,
-      &Streams::axon_stream_synchronize,
-      &Streams::axon_event_create,
-      &Streams::axon_event_destroy,
-      &Streams::axon_event_record,
-      &Streams::axon_event_query,
-      &Streams::axon_event_synchronize,
-      &Streams::axon_stream_wait_event,
-      &Streams::axon_event_elapsed_time,
-      &Streams::axon_event_get_device,
-      &axon_executable_format_supported,
-      &axon_executable_load,
-      &axon_executable_destroy,
-      &axon_stream_launch_executable,
-      &axon_executable_serialize,
-  };
+  static const axon_driver_api table = common::driver_table<Driver>("emulated");
   return &table;
 }
 

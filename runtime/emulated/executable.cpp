@@ -1,4 +1,4 @@
-// Entry points (driver_api.cpp puts them in the table): executables.
+// Entry points (common/driver_table.h puts them in the table): executables.
 //
 // Two formats: "host-shared-object" (native code: the image is written to an
 // anonymous file, a memfd, and dlopened from there, so nothing touches the
@@ -14,9 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "axon/executable.h"
@@ -25,7 +23,8 @@
 #include "boundary.h"
 #include "device_range.h"
 #include "driver.h"
-#include "entry_points.h"
+#include "executable_arguments.h"
+#include "executable_registry.h"
 #include "loaded_program.h"
 #include "stablehlo_program.h"
 #include "submission.h"
@@ -66,23 +65,14 @@ std::string LoadedProgram::serialize(const char**) const {
   fail(AXON_ERROR_NOT_SUPPORTED, "this executable has no image other than the one it was loaded from");
 }
 
-struct axon_executable_object {
-  int device = -1;
+namespace {
+
+struct LoadedExecutable final : axon_executable_object {
+  using axon_executable_object::axon_executable_object;
   std::shared_ptr<LoadedProgram> program;
 };
 
-namespace {
-
-// Live handles, so a destroyed or foreign handle is refused instead of used.
-struct ExecutableRegistry {
-  std::mutex mutex;
-  std::unordered_set<axon_executable_object*> live;
-};
-
-ExecutableRegistry& registry() {
-  static auto* instance = new ExecutableRegistry();  // leaked, like the driver
-  return *instance;
-}
+using Executables = ExecutableRegistry<Driver>;
 
 std::shared_ptr<LoadedProgram> load_shared_object(const void* image, size_t bytes) {
   static constexpr char kElfMagic[] = {0x7f, 'E', 'L', 'F'};
@@ -131,21 +121,10 @@ axon_status run_dispatch(void* user_data, char* message) {
 
 void release_dispatch(void* user_data) { delete static_cast<Dispatch*>(user_data); }
 
-axon_executable_object* find_executable(axon_executable executable) {
-  ExecutableRegistry& executables = registry();
-  std::lock_guard<std::mutex> lock(executables.mutex);
-  if (executables.live.count(executable) == 0) {
-    fail(AXON_ERROR_INVALID_HANDLE, "executable ", static_cast<const void*>(executable),
-         " is not a live executable of this driver (null, destroyed or foreign)");
-  }
-  return executable;
-}
-
 }  // namespace
 
-namespace axon::emulated::entry_points {
-
-axon_status axon_executable_format_supported(int device, const char* format, int* supported) {
+template <>
+axon_status EntryPoints::axon_executable_format_supported(int device, const char* format, int* supported) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(supported, "supported");
@@ -157,14 +136,14 @@ axon_status axon_executable_format_supported(int device, const char* format, int
   });
 }
 
-axon_status axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
-                                 axon_executable* executable) {
+template <>
+axon_status EntryPoints::axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
+                                              axon_executable* executable) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(executable, "executable");
     if (image == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected an image, got null");
-    auto loaded = std::make_unique<axon_executable_object>();
-    loaded->device = device;
+    auto loaded = std::make_unique<LoadedExecutable>(device);
     if (format != nullptr && std::strcmp(format, AXON_FORMAT_HOST_SHARED_OBJECT) == 0) {
       loaded->program = load_shared_object(image, image_bytes);
     } else if (format != nullptr && std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0) {
@@ -176,62 +155,33 @@ axon_status axon_executable_load(int device, const char* format, const void* ima
            AXON_FORMAT_STABLEHLO, "\" or \"", AXON_EMULATED_FORMAT_XLA_CPU, "\", got ",
            format == nullptr ? "null" : format);
     }
-    ExecutableRegistry& executables = registry();
-    std::lock_guard<std::mutex> lock(executables.mutex);
-    executables.live.insert(loaded.get());
-    *executable = loaded.release();
+    *executable = Executables::adopt(std::move(loaded));
     return AXON_SUCCESS;
   });
 }
 
-axon_status axon_executable_serialize(axon_executable executable, const char** format, void* image, size_t capacity,
-                                      size_t* image_bytes) {
+template <>
+axon_status EntryPoints::axon_executable_serialize(axon_executable executable, const char** format, void* image,
+                                                   size_t capacity, size_t* image_bytes) {
   return guarded_call(__func__, [&] {
     require_output(format, "format");
     require_output(image_bytes, "image_bytes");
-    const std::string bytes = find_executable(executable)->program->serialize(format);
-    *image_bytes = bytes.size();
-    if (image == nullptr) return AXON_SUCCESS;
-    if (capacity < bytes.size()) {
-      fail(AXON_ERROR_INVALID_VALUE, "the image needs ", bytes.size(), " bytes, the buffer holds ", capacity);
-    }
-    std::memcpy(image, bytes.data(), bytes.size());
+    copy_image_out(Executables::find<LoadedExecutable>(executable)->program->serialize(format), image, capacity,
+                   image_bytes);
     return AXON_SUCCESS;
   });
 }
 
-axon_status axon_executable_destroy(axon_executable executable) {
-  return guarded_call(__func__, [&] {
-    find_executable(executable);
-    {
-      ExecutableRegistry& executables = registry();
-      std::lock_guard<std::mutex> lock(executables.mutex);
-      executables.live.erase(executable);
-    }
-    delete executable;  // queued launches keep the program through their own reference
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_stream_launch_executable(axon_stream stream, axon_executable executable, const char* entry_point,
-                                          const axon_binding* bindings, size_t binding_count, const void* constants,
-                                          size_t constant_bytes) {
+template <>
+axon_status EntryPoints::axon_stream_launch_executable(axon_stream stream, axon_executable executable,
+                                                       const char* entry_point, const axon_binding* bindings,
+                                                       size_t binding_count, const void* constants,
+                                                       size_t constant_bytes) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
-    axon_executable_object* loaded = find_executable(executable);
-    int stream_device = -1;
-    {
-      auto lock = driver.scheduler().lock();
-      stream_device = driver.scheduler().find_stream(stream)->device;
-    }
-    if (stream_device != loaded->device) {
-      fail(AXON_ERROR_INVALID_HANDLE, "the executable was loaded for device ", loaded->device,
-           " but the stream belongs to device ", stream_device);
-    }
-    if (entry_point == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected an entry point name, got null");
-    if (binding_count > 0 && bindings == nullptr) {
-      fail(AXON_ERROR_INVALID_VALUE, "expected ", binding_count, " bindings, got a null array");
-    }
+    const LoadedExecutable* loaded = Executables::find<LoadedExecutable>(executable);
+    require_launch_target(driver.scheduler(), stream, loaded->device, entry_point);
+    require_bindings(bindings, binding_count);
     if (constant_bytes > 0 && constants == nullptr) {
       fail(AXON_ERROR_INVALID_VALUE, "expected ", constant_bytes, " constant bytes, got a null pointer");
     }
@@ -261,5 +211,3 @@ axon_status axon_stream_launch_executable(axon_stream stream, axon_executable ex
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::emulated::entry_points

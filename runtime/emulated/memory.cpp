@@ -1,16 +1,17 @@
-// Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, import, free, pointer queries.
+// Entry points (common/driver_table.h puts them in the table): device memory calls: import, free, pointer queries
+// (allocation and use are common/memory_calls.h's and common/device_calls.h's).
 
 #include <cstdint>
 
 #include "axon/memory.h"
 #include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
 
 using namespace axon::common;
 
 using axon::emulated::DeviceArena;
 using axon::emulated::Driver;
+using axon::emulated::EntryPoints;
 
 namespace {
 
@@ -53,20 +54,8 @@ void require_importable_range(Driver& driver, const void* host_ptr, size_t bytes
 
 }  // namespace
 
-namespace axon::emulated::entry_points {
-
-axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(ptr, "ptr");
-    if (bytes == 0) fail(AXON_ERROR_INVALID_VALUE, "expected bytes > 0, got 0");
-    *ptr = driver.arena(device).allocate(bytes);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
@@ -85,7 +74,8 @@ axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, vo
   });
 }
 
-axon_status axon_memory_free(void* ptr) {
+template <>
+axon_status EntryPoints::axon_memory_free(void* ptr) {
   return guarded_call(__func__, [&] {
     Driver* driver = Driver::running_unless_shut_down();
     if (driver == nullptr || ptr == nullptr) return AXON_SUCCESS;
@@ -103,7 +93,8 @@ axon_status axon_memory_free(void* ptr) {
   });
 }
 
-axon_status axon_memory_pointer_device(const void* ptr, int* device) {
+template <>
+axon_status EntryPoints::axon_memory_pointer_device(const void* ptr, int* device) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(device, "device");
@@ -112,17 +103,8 @@ axon_status axon_memory_pointer_device(const void* ptr, int* device) {
   });
 }
 
-axon_status axon_memory_used(int device, size_t* bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(bytes, "bytes");
-    *bytes = driver.arena(device).used_bytes();
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_host_view(const void* ptr, void** host_ptr) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(host_ptr, "host_ptr");
@@ -130,5 +112,3 @@ axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::emulated::entry_points

@@ -1,14 +1,13 @@
-// Entry points (driver_api.cpp puts them in the table): copies and sets: classify each pointer, then queue the work.
+// Copies and sets (common/memory_calls.h checks the calls): classify each pointer, then queue the work.
 
 #include <cstring>
 #include <memory>
 #include <new>
 
 #include "axon/memory.h"
-#include "boundary.h"
 #include "device_range.h"
 #include "driver.h"
-#include "entry_points.h"
+#include "driver_error.h"
 #include "submission.h"
 
 using namespace axon::common;
@@ -40,34 +39,22 @@ struct MemoryRegion {
 // allocation or import when the driver knows it.
 MemoryRegion locate_region(Driver& driver, const void* pointer, size_t bytes, const char* role) {
   if (pointer == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a non-null ", role, " pointer, got null");
-  const char* address = static_cast<const char*>(pointer);
   if (const auto device = find_device_range(driver, pointer, bytes, role)) {
     return {MemoryKind::device, device->host_address};
   }
-  if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
-    const size_t offset = static_cast<size_t>(address - pinned->base);
-    if (bytes > pinned->size - offset) {
-      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
-           pinned->size, "-byte pinned host allocation");
-    }
+  if (driver.pinned_host().holds_range(pointer, bytes, role)) {
     return {MemoryKind::pinned_host, const_cast<void*>(pointer)};
   }
   return {MemoryKind::pageable_host, const_cast<void*>(pointer)};
 }
 
-void validate_stream_only(Driver& driver, axon_stream stream) {
-  auto lock = driver.scheduler().lock();
-  driver.scheduler().find_stream(stream);
-}
+}  // namespace
 
-void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Completion completion) {
-  Driver& driver = Driver::running();
-  if (bytes == 0) {
-    validate_stream_only(driver, stream);
-    return;
-  }
-  const MemoryRegion destination = locate_region(driver, dst, bytes, "destination");
-  const MemoryRegion source = locate_region(driver, src, bytes, "source");
+namespace axon::emulated {
+
+void Driver::queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Completion completion) {
+  const MemoryRegion destination = locate_region(*this, dst, bytes, "destination");
+  const MemoryRegion source = locate_region(*this, src, bytes, "source");
   CopyWork copy;
   copy.destination = destination.host_address;
   copy.source = source.host_address;
@@ -81,43 +68,17 @@ void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Co
     std::memcpy(copy.staged_source.get(), src, bytes);
     copy.source = copy.staged_source.get();
   }
-  submit_work(driver.scheduler(), driver.launch_blocking(), stream, QueueItem{std::move(copy), 0, nullptr}, completion);
+  submit_work(scheduler(), launch_blocking(), stream, QueueItem{std::move(copy), 0, nullptr}, completion);
 }
 
-}  // namespace
-
-namespace axon::emulated::entry_points {
-
-axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
-  return guarded_call(__func__, [&] {
-    queue_copy(dst, src, bytes, stream, Completion::asynchronous);
-    return AXON_SUCCESS;
-  });
+void Driver::queue_set(void* dst, int value, size_t bytes, axon_stream stream) {
+  const MemoryRegion destination = locate_region(*this, dst, bytes, "destination");
+  if (destination.kind != MemoryKind::device) {
+    fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ", name_of(destination.kind), " at ",
+         dst);
+  }
+  submit_work(scheduler(), launch_blocking(), stream,
+              QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr}, Completion::asynchronous);
 }
 
-axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
-  return guarded_call(__func__, [&] {
-    queue_copy(dst, src, bytes, stream, Completion::wait);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    if (bytes == 0) {
-      validate_stream_only(driver, stream);
-      return AXON_SUCCESS;
-    }
-    const MemoryRegion destination = locate_region(driver, dst, bytes, "destination");
-    if (destination.kind != MemoryKind::device) {
-      fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ", name_of(destination.kind), " at ",
-           dst);
-    }
-    submit_work(driver.scheduler(), driver.launch_blocking(), stream,
-                QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr}, Completion::asynchronous);
-    return AXON_SUCCESS;
-  });
-}
-
-}  // namespace axon::emulated::entry_points
+}  // namespace axon::emulated

@@ -173,22 +173,9 @@ void PjrtClient::run(const CompiledProgram& program, const std::vector<HostArray
     arguments[i] = make.buffer;
     host_buffer_events.push_back(make.done_with_host_buffer);
   }
-  ExecuteOptions options{};
-  options.struct_size = AXON_PJRT_RECORD_SIZE(ExecuteOptions, incarnation_ids);
-  Buffer* const* argument_list = arguments.data();
-  Buffer** output_list = results.data();
-  Event* complete = nullptr;
-  LoadedExecutableExecuteArgs execute{};
-  execute.struct_size = AXON_PJRT_RECORD_SIZE(LoadedExecutableExecuteArgs, execute_device);
-  execute.executable = program.executable();
-  execute.options = &options;
-  execute.argument_lists = &argument_list;
-  execute.num_devices = 1;
-  execute.num_args = arguments.size();
-  execute.output_lists = &output_list;
-  execute.device_complete_events = &complete;
-  api_.call(kLoadedExecutableExecute, &execute, "running the compiled program");
-  api_.await_event(complete, "running the compiled program");
+  // Compiled for device 0 (not portable), so no execute_device; arguments
+  // may be donated.
+  execute_and_wait(program, nullptr, arguments, /*keep_arguments=*/false, results);
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].bytes == 0) continue;
     BufferCopyRawToHostArgs copy{AXON_PJRT_RECORD_SIZE(BufferCopyRawToHostArgs, event),

@@ -83,6 +83,13 @@ class PjrtClient {
   std::shared_ptr<CompiledProgram> adopt(LoadedExecutable* executable);
   Executable* executable_of(const CompiledProgram& program) const;  // the caller destroys it
   void destroy_executable(Executable* executable) const;
+  // One PJRT Execute of `program` over `arguments`, waited for; what run()
+  // and execute() share. `device`: where a portable program runs, or null for
+  // one compiled for a device. `keep_arguments`: none is donated to the
+  // program. The results land in `results` (sized to the program's outputs),
+  // which the caller destroys, also when this throws.
+  void execute_and_wait(const CompiledProgram& program, Device* device, const std::vector<Buffer*>& arguments,
+                        bool keep_arguments, std::vector<Buffer*>& results) const;
 
   PjrtApi api_;
   Client* client_ = nullptr;

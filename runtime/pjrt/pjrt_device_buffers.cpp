@@ -1,5 +1,6 @@
 // PjrtClient's device side: device descriptions, buffers and execution on a
-// chosen device (what the PJRT driver builds device memory and launches from).
+// chosen device (what the PJRT driver builds device memory and launches from),
+// and the one Execute call that run() shares.
 
 #include <utility>
 
@@ -79,16 +80,17 @@ void PjrtClient::download(Buffer* buffer, size_t offset, size_t bytes, void* des
   api_.await_event(copy.event, "copying PJRT device bytes to the host");
 }
 
-std::vector<Buffer*> PjrtClient::execute(const CompiledProgram& program, size_t device,
-                                         const std::vector<Buffer*>& arguments) {
-  std::vector<Buffer*> results(program.output_count(), nullptr);
+void PjrtClient::execute_and_wait(const CompiledProgram& program, Device* device, const std::vector<Buffer*>& arguments,
+                                  bool keep_arguments, std::vector<Buffer*>& results) const {
   ExecuteOptions options{};
   options.struct_size = AXON_PJRT_RECORD_SIZE(ExecuteOptions, incarnation_ids);
-  // No argument is donated: each stays the caller's.
-  std::vector<int64_t> keep(arguments.size());
-  for (size_t i = 0; i < keep.size(); ++i) keep[i] = static_cast<int64_t>(i);
-  options.non_donatable_input_indices = keep.data();
-  options.num_non_donatable_input_indices = keep.size();
+  std::vector<int64_t> keep;
+  if (keep_arguments) {
+    keep.resize(arguments.size());
+    for (size_t i = 0; i < keep.size(); ++i) keep[i] = static_cast<int64_t>(i);
+    options.non_donatable_input_indices = keep.data();
+    options.num_non_donatable_input_indices = keep.size();
+  }
   Buffer* const* argument_list = arguments.data();
   Buffer** output_list = results.data();
   Event* complete = nullptr;
@@ -101,10 +103,17 @@ std::vector<Buffer*> PjrtClient::execute(const CompiledProgram& program, size_t 
   execute.num_args = arguments.size();
   execute.output_lists = &output_list;
   execute.device_complete_events = &complete;
-  execute.execute_device = devices_.at(device);
-  api_.call(kLoadedExecutableExecute, &execute, "running a compiled program");
+  execute.execute_device = device;
+  api_.call(kLoadedExecutableExecute, &execute, "running the compiled program");
+  api_.await_event(complete, "running the compiled program");
+}
+
+std::vector<Buffer*> PjrtClient::execute(const CompiledProgram& program, size_t device,
+                                         const std::vector<Buffer*>& arguments) {
+  std::vector<Buffer*> results(program.output_count(), nullptr);
   try {
-    api_.await_event(complete, "running a compiled program");
+    // No argument is donated: each stays the caller's.
+    execute_and_wait(program, devices_.at(device), arguments, /*keep_arguments=*/true, results);
   } catch (...) {
     for (Buffer* result : results) destroy(result);
     throw;

@@ -1,88 +1,18 @@
-// Entry points (driver_api.cpp puts them in the table): device calls: enumeration, properties, capabilities,
-// synchronization, shutdown.
+// What a PJRT device can do (axon_device_get_capability's answers); the device
+// calls themselves are common/device_calls.h's.
 
-#include <cstring>
-
-#include "axon/device.h"
-#include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
 
-using namespace axon::common;
-using axon::pjrt_driver::Driver;
+namespace axon::pjrt_driver {
 
-namespace axon::pjrt_driver::entry_points {
-
-axon_status axon_device_count(int* count) {
-  return guarded_call(__func__, [&] {
-    require_output(count, "count");
-    *count = Driver::running().device_count();
-    return AXON_SUCCESS;
-  });
+int Driver::capability(axon_capability capability) const {
+  switch (capability) {
+    case AXON_CAPABILITY_HOST_FUNCTIONS:  // run by the device's worker, in stream order
+    case AXON_CAPABILITY_EXECUTABLES:     // AXON_FORMAT_STABLEHLO, compiled by the plugin
+      return 1;
+    default:  // device memory is PJRT buffers: neither host-addressable nor importable
+      return 0;
+  }
 }
 
-axon_status axon_device_get_properties(int device, axon_device_properties* properties) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(properties, "properties");
-    axon_device_properties result{};
-    std::strncpy(result.name, driver.device_name(device).c_str(), sizeof(result.name) - 1);
-    result.total_memory = driver.memory().capacity(device);
-    result.stream_priority_low = kStreamPriorityLeastUrgent;
-    result.stream_priority_high = kStreamPriorityMostUrgent;
-    result.launch_blocking = driver.launch_blocking() ? 1 : 0;
-    result.memory_protected = 1;  // the host never touches a PJRT buffer
-    *properties = result;
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_get_capability(int device, axon_capability capability, int* value) {
-  return guarded_call(__func__, [&] {
-    Driver::running().require_device(device);
-    require_output(value, "value");
-    switch (capability) {
-      case AXON_CAPABILITY_HOST_FUNCTIONS:  // run by the device's worker, in stream order
-      case AXON_CAPABILITY_EXECUTABLES:     // AXON_FORMAT_STABLEHLO, compiled by the plugin
-        *value = 1;
-        break;
-      default:  // device memory is PJRT buffers: neither host-addressable nor importable
-        *value = 0;
-    }
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_memory_info(int device, size_t* free_bytes, size_t* total_bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(free_bytes, "free_bytes");
-    require_output(total_bytes, "total_bytes");
-    *total_bytes = driver.memory().capacity(device);
-    *free_bytes = *total_bytes - driver.memory().used(device);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_device_synchronize(int device) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    driver.scheduler().synchronize_device(device);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_runtime_shutdown(void) {
-  return guarded_call(__func__, [&] {
-    Driver* driver = Driver::running_unless_shut_down();
-    if (driver != nullptr) driver->shutdown();
-    return AXON_SUCCESS;
-  });
-}
-
-int axon_runtime_is_shut_down(void) { return Driver::is_shut_down() ? 1 : 0; }
-
-}  // namespace axon::pjrt_driver::entry_points
+}  // namespace axon::pjrt_driver

@@ -1,4 +1,4 @@
-// Entry points (driver_api.cpp puts them in the table): executables.
+// Entry points (common/driver_table.h puts them in the table): executables.
 //
 // Format "stablehlo-mlir" is compiled by the plugin at load, portable (one
 // executable serves every device; the launch names the device). Its own image,
@@ -15,14 +15,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "axon/executable.h"
 #include "axon/formats/stablehlo.h"
 #include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
+#include "executable_arguments.h"
+#include "executable_registry.h"
 #include "stablehlo_signature.h"
 #include "submission.h"
 
@@ -136,41 +136,17 @@ void run_launch(Driver& driver, const Program& program, int device,
   }
 }
 
-}  // namespace
-
-struct axon_executable_object {
-  int device = -1;
+struct LoadedExecutable final : axon_executable_object {
+  using axon_executable_object::axon_executable_object;
   std::shared_ptr<Program> program;
 };
 
-namespace {
-
-// Live handles, so a destroyed or foreign handle is refused instead of used.
-struct ExecutableRegistry {
-  std::mutex mutex;
-  std::unordered_set<axon_executable_object*> live;
-};
-
-ExecutableRegistry& registry() {
-  static auto* instance = new ExecutableRegistry();  // leaked, like the driver
-  return *instance;
-}
-
-axon_executable_object* find_executable(axon_executable executable) {
-  ExecutableRegistry& executables = registry();
-  std::lock_guard<std::mutex> lock(executables.mutex);
-  if (executables.live.count(executable) == 0) {
-    fail(AXON_ERROR_INVALID_HANDLE, "executable ", static_cast<const void*>(executable),
-         " is not a live executable of this driver (null, destroyed or foreign)");
-  }
-  return executable;
-}
+using Executables = ExecutableRegistry<Driver>;
 
 }  // namespace
 
-namespace axon::pjrt_driver::entry_points {
-
-axon_status axon_executable_format_supported(int device, const char* format, int* supported) {
+template <>
+axon_status EntryPoints::axon_executable_format_supported(int device, const char* format, int* supported) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(supported, "supported");
@@ -181,15 +157,15 @@ axon_status axon_executable_format_supported(int device, const char* format, int
   });
 }
 
-axon_status axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
-                                 axon_executable* executable) {
+template <>
+axon_status EntryPoints::axon_executable_load(int device, const char* format, const void* image, size_t image_bytes,
+                                              axon_executable* executable) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     driver.require_device(device);
     require_output(executable, "executable");
     if (image == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected an image, got null");
-    auto loaded = std::make_unique<axon_executable_object>();
-    loaded->device = device;
+    auto loaded = std::make_unique<LoadedExecutable>(device);
     const std::string bytes(static_cast<const char*>(image), image_bytes);
     if (format != nullptr && std::strcmp(format, AXON_FORMAT_STABLEHLO) == 0) {
       loaded->program = load_stablehlo(driver, bytes);
@@ -199,21 +175,19 @@ axon_status axon_executable_load(int device, const char* format, const void* ima
       fail(AXON_ERROR_NOT_SUPPORTED, "expected format \"", AXON_FORMAT_STABLEHLO, "\" or \"",
            AXON_PJRT_FORMAT_EXECUTABLE, "\", got ", format == nullptr ? "null" : format);
     }
-    ExecutableRegistry& executables = registry();
-    std::lock_guard<std::mutex> lock(executables.mutex);
-    executables.live.insert(loaded.get());
-    *executable = loaded.release();
+    *executable = Executables::adopt(std::move(loaded));
     return AXON_SUCCESS;
   });
 }
 
-axon_status axon_executable_serialize(axon_executable executable, const char** format, void* image, size_t capacity,
-                                      size_t* image_bytes) {
+template <>
+axon_status EntryPoints::axon_executable_serialize(axon_executable executable, const char** format, void* image,
+                                                   size_t capacity, size_t* image_bytes) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(format, "format");
     require_output(image_bytes, "image_bytes");
-    Program& program = *find_executable(executable)->program;
+    Program& program = *Executables::find<LoadedExecutable>(executable)->program;
     std::lock_guard<std::mutex> lock(program.image_mutex);
     if (program.image.empty()) {
       std::string compiled;
@@ -230,51 +204,24 @@ axon_status axon_executable_serialize(axon_executable executable, const char** f
       program.image = built + compiled;
     }
     *format = AXON_PJRT_FORMAT_EXECUTABLE;
-    *image_bytes = program.image.size();
-    if (image == nullptr) return AXON_SUCCESS;
-    if (capacity < program.image.size()) {
-      fail(AXON_ERROR_INVALID_VALUE, "the image needs ", program.image.size(), " bytes, the buffer holds ", capacity);
-    }
-    std::memcpy(image, program.image.data(), program.image.size());
+    copy_image_out(program.image, image, capacity, image_bytes);
     return AXON_SUCCESS;
   });
 }
 
-axon_status axon_executable_destroy(axon_executable executable) {
-  return guarded_call(__func__, [&] {
-    find_executable(executable);
-    {
-      ExecutableRegistry& executables = registry();
-      std::lock_guard<std::mutex> lock(executables.mutex);
-      executables.live.erase(executable);
-    }
-    delete executable;  // queued launches keep the program through their own reference
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_stream_launch_executable(axon_stream stream, axon_executable executable, const char* entry_point,
-                                          const axon_binding* bindings, size_t binding_count, const void* constants,
-                                          size_t constant_bytes) {
+template <>
+axon_status EntryPoints::axon_stream_launch_executable(axon_stream stream, axon_executable executable,
+                                                       const char* entry_point, const axon_binding* bindings,
+                                                       size_t binding_count, const void* constants,
+                                                       size_t constant_bytes) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
-    axon_executable_object* loaded = find_executable(executable);
-    int stream_device = -1;
-    {
-      auto lock = driver.scheduler().lock();
-      stream_device = driver.scheduler().find_stream(stream)->device;
-    }
-    if (stream_device != loaded->device) {
-      fail(AXON_ERROR_INVALID_HANDLE, "the executable was loaded for device ", loaded->device,
-           " but the stream belongs to device ", stream_device);
-    }
-    if (entry_point == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected an entry point name, got null");
+    const LoadedExecutable* loaded = Executables::find<LoadedExecutable>(executable);
+    require_launch_target(driver.scheduler(), stream, loaded->device, entry_point);
     if (std::strcmp(entry_point, "main") != 0) {
       fail(AXON_ERROR_INVALID_VALUE, "a StableHLO executable's entry point is \"main\", got \"", entry_point, "\"");
     }
-    if (binding_count > 0 && bindings == nullptr) {
-      fail(AXON_ERROR_INVALID_VALUE, "expected ", binding_count, " bindings, got a null array");
-    }
+    require_bindings(bindings, binding_count);
     std::shared_ptr<Program> program = loaded->program;
     if (binding_count != program->arguments.size() + program->results.size() || constant_bytes != 0) {
       fail(AXON_ERROR_INVALID_VALUE, "@main binds ", program->arguments.size(), " arguments and ",
@@ -312,5 +259,3 @@ axon_status axon_stream_launch_executable(axon_stream stream, axon_executable ex
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::pjrt_driver::entry_points

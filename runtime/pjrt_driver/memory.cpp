@@ -1,30 +1,20 @@
-// Entry points (driver_api.cpp puts them in the table): device memory calls: allocate, free, pointer queries,
-// and the two optional calls this driver refuses (host views and imports).
+// Entry points (common/driver_table.h puts them in the table): device memory calls: free, pointer queries, and the two
+// optional calls this driver refuses (host views and imports); allocation and use are common/memory_calls.h's and
+// common/device_calls.h's.
 
 #include <cstdint>
 
 #include "axon/memory.h"
 #include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
 
 using namespace axon::common;
+using axon::pjrt_driver::DeviceRange;
 using axon::pjrt_driver::Driver;
+using axon::pjrt_driver::EntryPoints;
 
-namespace axon::pjrt_driver::entry_points {
-
-axon_status axon_memory_allocate(int device, size_t bytes, void** ptr) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(ptr, "ptr");
-    if (bytes == 0) fail(AXON_ERROR_INVALID_VALUE, "expected bytes > 0, got 0");
-    *ptr = driver.memory().allocate(device, bytes);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_free(void* ptr) {
+template <>
+axon_status EntryPoints::axon_memory_free(void* ptr) {
   return guarded_call(__func__, [&] {
     Driver* driver = Driver::running_unless_shut_down();
     if (driver == nullptr || ptr == nullptr) return AXON_SUCCESS;
@@ -33,7 +23,8 @@ axon_status axon_memory_free(void* ptr) {
   });
 }
 
-axon_status axon_memory_pointer_device(const void* ptr, int* device) {
+template <>
+axon_status EntryPoints::axon_memory_pointer_device(const void* ptr, int* device) {
   return guarded_call(__func__, [&] {
     Driver& driver = Driver::running();
     require_output(device, "device");
@@ -44,17 +35,8 @@ axon_status axon_memory_pointer_device(const void* ptr, int* device) {
   });
 }
 
-axon_status axon_memory_used(int device, size_t* bytes) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    driver.require_device(device);
-    require_output(bytes, "bytes");
-    *bytes = driver.memory().used(device);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_host_view(const void* ptr, void** host_ptr) {
   return guarded_call(__func__, [&] {
     Driver::running();
     require_output(host_ptr, "host_ptr");
@@ -64,7 +46,8 @@ axon_status axon_memory_host_view(const void* ptr, void** host_ptr) {
   });
 }
 
-axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
+template <>
+axon_status EntryPoints::axon_memory_import_host(int device, void* host_ptr, size_t bytes, void** device_ptr) {
   return guarded_call(__func__, [&] {
     Driver::running().require_device(device);
     require_output(device_ptr, "device_ptr");
@@ -80,5 +63,3 @@ axon_status axon_memory_import_host(int device, void* host_ptr, size_t bytes, vo
     return AXON_SUCCESS;
   });
 }
-
-}  // namespace axon::pjrt_driver::entry_points

@@ -1,5 +1,5 @@
-// Entry points (driver_api.cpp puts them in the table): copies and sets: classify each pointer, then queue the
-// work. Device bytes move only through PJRT transfers (DeviceMemory::read/write), on the stream's worker.
+// Copies and sets (common/memory_calls.h checks the calls): classify each pointer, then queue the work. Device
+// bytes move only through PJRT transfers (DeviceMemory::read/write), on the stream's worker.
 
 #include <cstring>
 #include <memory>
@@ -7,9 +7,8 @@
 #include <vector>
 
 #include "axon/memory.h"
-#include "boundary.h"
 #include "driver.h"
-#include "entry_points.h"
+#include "driver_error.h"
 #include "submission.h"
 
 using namespace axon::common;
@@ -28,20 +27,8 @@ Side locate(Driver& driver, const void* pointer, size_t bytes, const char* role)
   Side side;
   side.device = driver.memory().find(pointer, bytes, role);
   if (side.device) return side;
-  if (const auto pinned = driver.pinned_host().find_allocation(pointer)) {
-    const size_t offset = static_cast<size_t>(static_cast<const char*>(pointer) - pinned->base);
-    if (bytes > pinned->size - offset) {
-      fail(AXON_ERROR_INVALID_VALUE, role, " range of ", bytes, " bytes at offset ", offset, " overruns its ",
-           pinned->size, "-byte pinned host allocation");
-    }
-    side.pinned = true;
-  }
+  side.pinned = driver.pinned_host().holds_range(pointer, bytes, role);
   return side;
-}
-
-void validate_stream_only(Driver& driver, axon_stream stream) {
-  auto lock = driver.scheduler().lock();
-  driver.scheduler().find_stream(stream);
 }
 
 void submit(Driver& driver, axon_stream stream, QueueItem item, Completion completion) {
@@ -55,15 +42,14 @@ DeviceWork device_work(std::function<void()> body) {
   }};
 }
 
-void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Completion completion) {
-  Driver& driver = Driver::running();
-  if (bytes == 0) {
-    validate_stream_only(driver, stream);
-    return;
-  }
-  const Side destination = locate(driver, dst, bytes, "destination");
-  const Side source = locate(driver, src, bytes, "source");
-  DeviceMemory& memory = driver.memory();
+}  // namespace
+
+namespace axon::pjrt_driver {
+
+void Driver::queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Completion completion) {
+  const Side destination = locate(*this, dst, bytes, "destination");
+  const Side source = locate(*this, src, bytes, "source");
+  DeviceMemory& memory = *memory_;
   // A pageable source is staged now, so the caller may reuse its buffer as soon as we return.
   std::shared_ptr<std::vector<unsigned char>> staged;
   if (!source.device && !source.pinned) {
@@ -81,7 +67,7 @@ void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Co
       std::memcpy(copy.staged_source.get(), staged->data(), bytes);
       copy.source = copy.staged_source.get();
     }
-    submit(driver, stream, QueueItem{std::move(copy), 0, nullptr}, completion);
+    submit(*this, stream, QueueItem{std::move(copy), 0, nullptr}, completion);
     return;
   }
   std::function<void()> body;
@@ -96,48 +82,22 @@ void queue_copy(void* dst, const void* src, size_t bytes, axon_stream stream, Co
   } else {
     body = [&memory, from = *source.device, dst, bytes] { memory.read(from, bytes, dst); };
   }
-  submit(driver, stream, QueueItem{device_work(std::move(body)), 0, nullptr}, completion);
+  submit(*this, stream, QueueItem{device_work(std::move(body)), 0, nullptr}, completion);
 }
 
-}  // namespace
-
-namespace axon::pjrt_driver::entry_points {
-
-axon_status axon_memory_copy_async(void* dst, const void* src, size_t bytes, axon_stream stream) {
-  return guarded_call(__func__, [&] {
-    queue_copy(dst, src, bytes, stream, Completion::asynchronous);
-    return AXON_SUCCESS;
-  });
+void Driver::queue_set(void* dst, int value, size_t bytes, axon_stream stream) {
+  const Side destination = locate(*this, dst, bytes, "destination");
+  if (!destination.device) {
+    fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ",
+         destination.pinned ? "pinned host memory" : "pageable host memory", " at ", dst);
+  }
+  DeviceMemory& memory = *memory_;
+  submit(*this, stream,
+         QueueItem{device_work([&memory, to = *destination.device, bytes, value] {
+                     memory.fill(to, bytes, static_cast<unsigned char>(value));
+                   }),
+                   0, nullptr},
+         Completion::asynchronous);
 }
 
-axon_status axon_memory_copy(void* dst, const void* src, size_t bytes, axon_stream stream) {
-  return guarded_call(__func__, [&] {
-    queue_copy(dst, src, bytes, stream, Completion::wait);
-    return AXON_SUCCESS;
-  });
-}
-
-axon_status axon_memory_set_async(void* dst, int value, size_t bytes, axon_stream stream) {
-  return guarded_call(__func__, [&] {
-    Driver& driver = Driver::running();
-    if (bytes == 0) {
-      validate_stream_only(driver, stream);
-      return AXON_SUCCESS;
-    }
-    const Side destination = locate(driver, dst, bytes, "destination");
-    if (!destination.device) {
-      fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ",
-           destination.pinned ? "pinned host memory" : "pageable host memory", " at ", dst);
-    }
-    DeviceMemory& memory = driver.memory();
-    submit(driver, stream,
-           QueueItem{device_work([&memory, to = *destination.device, bytes, value] {
-                       memory.fill(to, bytes, static_cast<unsigned char>(value));
-                     }),
-                     0, nullptr},
-           Completion::asynchronous);
-    return AXON_SUCCESS;
-  });
-}
-
-}  // namespace axon::pjrt_driver::entry_points
+}  // namespace axon::pjrt_driver
