@@ -10,6 +10,11 @@
 //   template <>
 //   axon_status EntryPoints::axon_memory_free(void* ptr) { ... }
 //
+// and declares them, for every file that uses them (driver_table.h), by
+// naming its type once after its namespace:
+//
+//   AXON_DECLARE_DRIVER_ENTRY_POINTS(axon::emulated::Driver)
+//
 // A member a driver leaves undefined fails at link time. The members carry
 // the boundary's names, so `__func__` makes error details read
 // "[axon_memory_free] ...".
@@ -34,3 +39,24 @@ struct DriverEntryPoints {
 };
 
 }  // namespace axon::common
+
+// The explicit specializations a driver defines, declared (see above).
+#define AXON_DECLARE_DRIVER_ENTRY_POINTS(DriverType)                                                              \
+  template <>                                                                                                     \
+  decltype(::axon_memory_free) axon::common::DriverEntryPoints<DriverType>::axon_memory_free;                     \
+  template <>                                                                                                     \
+  decltype(::axon_memory_pointer_device) axon::common::DriverEntryPoints<DriverType>::axon_memory_pointer_device; \
+  template <>                                                                                                     \
+  decltype(::axon_memory_host_view) axon::common::DriverEntryPoints<DriverType>::axon_memory_host_view;           \
+  template <>                                                                                                     \
+  decltype(::axon_memory_import_host) axon::common::DriverEntryPoints<DriverType>::axon_memory_import_host;       \
+  template <>                                                                                                     \
+  decltype(::axon_executable_format_supported)                                                                    \
+      axon::common::DriverEntryPoints<DriverType>::axon_executable_format_supported;                              \
+  template <>                                                                                                     \
+  decltype(::axon_executable_load) axon::common::DriverEntryPoints<DriverType>::axon_executable_load;             \
+  template <>                                                                                                     \
+  decltype(::axon_stream_launch_executable)                                                                       \
+      axon::common::DriverEntryPoints<DriverType>::axon_stream_launch_executable;                                 \
+  template <>                                                                                                     \
+  decltype(::axon_executable_serialize) axon::common::DriverEntryPoints<DriverType>::axon_executable_serialize;

@@ -66,3 +66,5 @@ class Driver : public common::DriverSingleton<Driver> {
 using EntryPoints = common::DriverEntryPoints<Driver>;
 
 }  // namespace axon::emulated
+
+AXON_DECLARE_DRIVER_ENTRY_POINTS(axon::emulated::Driver)

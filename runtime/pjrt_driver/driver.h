@@ -69,3 +69,5 @@ class Driver : public common::DriverSingleton<Driver> {
 using EntryPoints = common::DriverEntryPoints<Driver>;
 
 }  // namespace axon::pjrt_driver
+
+AXON_DECLARE_DRIVER_ENTRY_POINTS(axon::pjrt_driver::Driver)
