@@ -114,7 +114,7 @@ def summarize(rows: list[dict], mode: str, seconds: float) -> tuple[str, dict]:
         "",
         f"Command: `python -m conformance.report --{mode}`; {len({r['operator'] for r in rows})} entries "
         f"(op_db, module_db as `module:`, optim_db as `optim:`), "
-        f"{seconds / 60:.1f} minutes on this machine.",
+        f"{seconds / 60:.1f} minutes on this machine, on driver `{os.environ.get('AXON_DRIVER') or 'emulated'}`.",
         "",
         "| results | passed | failed | skipped (general) | skipped (axon-specific) | pass rate (non-skipped) "
         "| operators without a native kernel |",
