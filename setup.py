@@ -39,8 +39,10 @@ class CMakeBuild(build_ext):
         destination = pathlib.Path(self.get_ext_fullpath(ext.name))
         destination.parent.mkdir(parents=True, exist_ok=True)
         install(next((build_dir / "csrc").glob("_C*.so")), destination)
-        # The PJRT driver (AXON_DRIVER=pjrt), which the loader looks for next to _C.
-        install(build_dir / "runtime" / "libaxon_driver_pjrt.so", destination.with_name("libaxon_driver_pjrt.so"))
+        # The PJRT driver (AXON_DRIVER=pjrt), which the loader looks for next to _C: in the build's package
+        # (a wheel) and in the source tree (an editable install, where setuptools copies only _C there).
+        for package in {destination.parent, ROOT / "torch_axon"}:
+            install(build_dir / "runtime" / "libaxon_driver_pjrt.so", package / "libaxon_driver_pjrt.so")
 
 
 def install(built: pathlib.Path, destination: pathlib.Path) -> None:

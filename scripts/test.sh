@@ -31,6 +31,12 @@ echo "== operator conformance (deterministic OpInfo sample; full run: python -m 
 echo "== StableHLO lowering coverage over OpInfo (at least 95% of the ops with core-ATen decompositions) =="
 .venv/bin/python -m conformance.lowering_coverage --min-rate 0.95 > /dev/null
 
-echo "== differential fuzzer: 40 seeds past the pytest batch, through the CLI (docs/fuzzing.md) ==" && .venv/bin/python -m fuzz --seed-start 100000 --seeds 40 --minutes 3 --output build/fuzz-ci
+echo "== differential fuzzer: 25 seeds past the pytest batch, through the CLI (docs/fuzzing.md) ==" && .venv/bin/python -m fuzz --seed-start 100000 --seeds 25 --minutes 2 --output build/fuzz-ci
 echo "== the training example, 10 steps (examples/train.py) =="
 .venv/bin/python examples/train.py --steps 10
+
+# The PJRT driver: its driver conformance suite ran in ctest and tests/test_pjrt_driver.py (eager, compile,
+# DDP, FSDP2) in pytest; here, its operator conformance and the training example.
+echo "== the PJRT driver on XLA's CPU plugin: the conformance sample, then the training example, 5 steps =="
+AXON_DRIVER=pjrt .venv/bin/python -m conformance.report --sample --min-pass-rate 0.95 --output build/coverage-sample-pjrt.md
+AXON_DRIVER=pjrt .venv/bin/python examples/train.py --steps 5

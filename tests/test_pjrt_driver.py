@@ -143,3 +143,10 @@ def test_an_unusable_plugin_raises_at_first_device_use(plugin, detail):
 def test_collectives_and_ddp_stage_through_host_copies():
     output = torchrun("collectives.py", 2, env=PJRT)
     assert output.count("OK check_") == 2 * 16
+
+
+def test_ddp_on_two_processes_matches_one_process():
+    # DDP's GPT losses and parameters on 2 ranks against the same training on one process (check_ddp_gpt).
+    output = torchrun("training.py", 2, env=dict(PJRT, AXON_TEST_CHECKS="check_ddp_gpt,check_fsdp2_gpt"))
+    assert output.count("OK check_ddp_gpt") == 2
+    assert output.count("OK check_fsdp2_gpt") == 2
