@@ -66,7 +66,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   const axon_stream stream = current_stream_handle(input.device().index());
   auto body = [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                output_padding = output_padding.vec(), input_alias = aliases.alias(input),
-               weight_alias = aliases.alias(weight), output_alias = aliases.alias(output, Access::write)]() {
+               weight_alias = aliases.alias(weight), output_alias = aliases.alias(output, Access::overwrite)]() {
     output_alias.copy_(at::convolution(input_alias, weight_alias, bias_alias, stride, padding, dilation, transposed,
                                        output_padding, groups));
   };
@@ -107,9 +107,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                    [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                     output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
                     input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
-                    grad_input_alias = aliases.alias(grad_input, Access::write),
-                    grad_weight_alias = aliases.alias(grad_weight, Access::write),
-                    grad_bias_alias = aliases.alias(grad_bias, Access::write)]() {
+                    grad_input_alias = aliases.alias(grad_input, Access::overwrite),
+                    grad_weight_alias = aliases.alias(grad_weight, Access::overwrite),
+                    grad_bias_alias = aliases.alias(grad_bias, Access::overwrite)]() {
                      const auto [input_result, weight_result, bias_result] =
                          at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride,
                                                   padding, dilation, transposed, output_padding, groups, output_mask);

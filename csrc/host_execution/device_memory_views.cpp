@@ -75,8 +75,11 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
   }
   StorageView& view = view_of(tensor);
   const auto extent = byte_extent(tensor);
-  widen(view.read_begin, view.read_end, extent);
-  if (access == Access::write) widen(view.write_begin, view.write_end, extent);
+  // An overwritten tensor with gaps between its elements still needs the gaps'
+  // bytes staged in, since its whole extent is written back.
+  const bool fully_overwritten = access == Access::overwrite && tensor.is_non_overlapping_and_dense();
+  if (!fully_overwritten) widen(view.read_begin, view.read_end, extent);
+  if (access != Access::read) widen(view.write_begin, view.write_end, extent);
   for (const auto& [key, alias] : tensors_) {
     if (key == tensor.unsafeGetTensorImpl()) return alias;
   }

@@ -26,8 +26,10 @@
 
 namespace axon {
 
-// How a kernel uses an argument: only reads it, or (also) writes it.
-enum class Access { read, write };
+// How a kernel uses an argument: only reads it, reads and writes it, or
+// writes every one of its elements without reading them (a fresh output, a
+// copy's destination), so its old bytes need not be staged in.
+enum class Access { read, write, overwrite };
 
 // Aliases for the arguments of one kernel call. Axon tensors sharing a
 // storage get aliases sharing one CPU storage, and a tensor passed twice

@@ -56,7 +56,7 @@ void launch_fill(const at::Tensor& self, const char* name, Fill fill) {
     return;
   }
   HostAliases aliases;
-  const at::Tensor alias = aliases.alias(self, Access::write);
+  const at::Tensor alias = aliases.alias(self, Access::overwrite);
   launch_on_stream(current_stream_handle(self.device().index()), name, aliases, [alias, fill]() {
     if (alias.is_contiguous()) {
       fill(alias);
@@ -246,8 +246,8 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   }
   HostAliases aliases;
   const at::Tensor input_alias = aliases.alias(input);
-  const at::Tensor output_alias = aliases.alias(output, Access::write);
-  const at::Tensor mask_alias = aliases.alias(mask, Access::write);
+  const at::Tensor output_alias = aliases.alias(output, Access::overwrite);
+  const at::Tensor mask_alias = aliases.alias(mask, Access::overwrite);
   launch_on_stream(current_stream_handle(input.device().index()), "aten::native_dropout", aliases,
                    [=, seed = seed, first = first]() {
                      const at::Tensor source = input_alias.contiguous();

@@ -317,7 +317,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant ? Strategy::kCopyBack : plan.strategy;
   switch (strategy) {
     case Strategy::kOutVariant: {
-      for (const auto& result : results) cpu_stack.push_back(aliases.alias(result, Access::write));
+      for (const auto& result : results) cpu_stack.push_back(aliases.alias(result, Access::overwrite));
       launch_on_stream(
           stream, plan.name.c_str(), aliases,
           [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() mutable { out_op.callBoxed(cpu_stack); });
@@ -332,7 +332,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       std::vector<c10::IValue> result_aliases;
       for (size_t i = 0; i < results.size(); ++i) {
         result_aliases.push_back(plan.return_argument[i] >= 0 ? c10::IValue()
-                                                              : aliases.alias(results[i], Access::write));
+                                                              : aliases.alias(results[i], Access::overwrite));
       }
       launch_on_stream(stream, plan.name.c_str(), aliases,
                        [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() mutable {

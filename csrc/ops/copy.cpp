@@ -47,7 +47,7 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   }
   HostAliases aliases;  // shared: copies between overlapping views stay correct
   launch_on_stream(stream, "aten::copy_", aliases,
-                   [dst_alias = aliases.alias(dst, Access::write), src_alias = aliases.alias(src)]() mutable {
+                   [dst_alias = aliases.alias(dst, Access::overwrite), src_alias = aliases.alias(src)]() mutable {
                      dst_alias.copy_(src_alias);
                    });
 }

@@ -98,8 +98,12 @@ void DeviceMemory::write(const DeviceRange& range, std::size_t bytes, const void
   if (range.offset == 0 && bytes == allocation.bytes) {
     replacement = client_.upload(static_cast<std::size_t>(allocation.device), source, pjrt::kU8, dims);
   } else {
+    // Only the bytes around the written range come from the device: a write that covers
+    // most of its allocation (an output in a rounded-up block) downloads almost nothing.
     std::vector<unsigned char> whole(allocation.bytes);
-    client_.download(allocation.buffer, 0, allocation.bytes, whole.data());
+    const std::size_t end = range.offset + bytes;
+    if (range.offset > 0) client_.download(allocation.buffer, 0, range.offset, whole.data());
+    if (end < allocation.bytes) client_.download(allocation.buffer, end, allocation.bytes - end, whole.data() + end);
     std::memcpy(whole.data() + range.offset, source, bytes);
     replacement = client_.upload(static_cast<std::size_t>(allocation.device), whole.data(), pjrt::kU8, dims);
   }

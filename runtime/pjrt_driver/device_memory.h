@@ -8,10 +8,11 @@
 // keeps the old one alive until work already using it is done.
 //
 // Writes that cover part of an allocation go through host memory: the driver
-// reads the allocation, patches the bytes and uploads the result. That costs
-// a round trip of the whole allocation per partial write (cheap on the CPU
-// plugin, slow on a real chip; docs/pjrt_driver_design.md, §2, has the
-// compiled slice/update programs that replace it).
+// reads the bytes around the written range, adds the new ones and uploads the
+// whole allocation. That costs about one allocation's worth of transfers per
+// partial write (cheap on the CPU plugin, slow on a real chip;
+// docs/pjrt_driver_design.md, §2, has the compiled slice/update programs that
+// replace it).
 //
 // Thread-safety: every method is thread-safe. Reads and writes run on device
 // workers; an allocation's own mutex orders the buffer swaps of work on
