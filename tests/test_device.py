@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -140,3 +141,20 @@ def test_the_driver_is_chosen_at_run_time():
                            env={**os.environ, "AXON_DRIVER": "/nonexistent/libdriver.so"}, capture_output=True,
                            text=True, timeout=120)
     assert bogus.returncode == 0 and bogus.stdout.strip() == "0", bogus.stderr[-2000:]
+
+
+def test_device_capability_lists_the_dtypes_axon_holds_and_converts():
+    capability = torch.accelerator.get_device_capability()
+    dtypes = capability["supported_dtypes"]
+    assert torch.axon.get_device_capability(0) == capability  # one answer, from the C++ hook
+    assert {torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool, torch.complex64,
+            torch.float8_e4m3fn, torch.uint32} <= set(dtypes)
+    assert not {torch.qint8, torch.quint8, torch.bits8, torch.int4} & set(dtypes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # complex -> real discards the imaginary part, as on the CPU
+        for source in dtypes:
+            for target in dtypes:
+                converted = torch.ones(2, dtype=source, device="axon").to(target)
+                assert converted.dtype == target and converted.cpu().dtype == target
+    with pytest.raises(IndexError):
+        torch.axon.get_device_capability(torch.axon.device_count())

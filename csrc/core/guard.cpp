@@ -62,6 +62,23 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
 
   c10::DeviceIndex deviceCount() const noexcept override { return device_count(); }
 
+  // torch.accelerator.get_device_capability: the dtypes axon tensors can hold and convert between, which are
+  // the dtypes whose conversions the CPU kernels implement. Not included: the quantized dtypes (axon has no
+  // quantized tensors) and the shell dtypes (bits*, int1-7, uint1-7, float4), which no kernel converts on any device.
+  c10::DeviceCapability getDeviceCapability(c10::Device device) const override {
+    check_device_index(device.index());
+    c10::DeviceCapability capability;
+    capability.capability_data.capability_bits = 0;
+    auto& types = capability.capability_data.supported_scalar_types;
+    types.has_Bool = types.has_Byte = types.has_Char = types.has_Short = types.has_Int = types.has_Long = 1;
+    types.has_UInt16 = types.has_UInt32 = types.has_UInt64 = 1;
+    types.has_Half = types.has_BFloat16 = types.has_Float = types.has_Double = 1;
+    types.has_ComplexHalf = types.has_ComplexFloat = types.has_ComplexDouble = 1;
+    types.has_Float8_e5m2 = types.has_Float8_e4m3fn = types.has_Float8_e5m2fnuz = types.has_Float8_e4m3fnuz = 1;
+    types.has_Float8_e8m0fnu = 1;
+    return capability;
+  }
+
   bool queryStream(const c10::Stream& stream) const override {
     const axon_status status = axon_stream_query(stream_handle(stream));
     if (status == AXON_ERROR_NOT_READY) {

@@ -159,9 +159,11 @@ def get_device_name(device: Any = None) -> str:
 
 
 def get_device_capability(device: Any = None) -> dict[str, Any]:
-    """Supported dtypes, in the shape torch.accelerator.get_device_capability reports."""
-    _C._device_properties(_device_index(device))  # validates the index
-    return {"supported_dtypes": [torch.float32, torch.float64, torch.float16, torch.bfloat16]}
+    """The dtypes axon tensors hold and convert between: torch.accelerator.get_device_capability's answer
+    (csrc/core/guard.cpp), so both always agree."""
+    index = _device_index(device)
+    _C._device_properties(index)  # validates the index
+    return torch.accelerator.get_device_capability(torch.device("axon", index))
 
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
