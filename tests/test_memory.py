@@ -159,3 +159,28 @@ def test_statistics_stay_exact_when_cached_blocks_are_larger_than_requested():
     assert readings[1:] == readings[1:2] * 5, readings
     live = torch_axon._C._testing.live_blocks(0)
     assert live["counted_bytes"] == live["bytes"] and live["counted_blocks"] == live["blocks"], live
+
+
+def test_per_process_memory_fraction_limits_reserved_bytes_like_cuda():
+    capacity = torch.axon.get_device_properties(0).total_memory
+    torch.axon.empty_cache()
+    assert torch.axon.get_per_process_memory_fraction(0) == 1.0
+    torch.axon.set_per_process_memory_fraction(0.25, 0)
+    try:
+        assert torch.axon.get_per_process_memory_fraction(0) == 0.25
+        assert torch.axon.get_per_process_memory_fraction(1) == 1.0  # per device
+        quarter = capacity // 4
+        first = torch.empty(quarter // 2, dtype=torch.uint8, device="axon:0")
+        with pytest.raises(torch.OutOfMemoryError, match="set_per_process_memory_fraction"):
+            torch.empty(quarter // 2 + 4096, dtype=torch.uint8, device="axon:0")
+        del first  # cached, then released to make room: the limit counts reserved bytes
+        second = torch.empty(quarter - 4096, dtype=torch.uint8, device="axon:0")
+        assert torch.axon.memory_reserved(0) <= quarter
+        del second
+        with pytest.raises(ValueError):
+            torch.axon.set_per_process_memory_fraction(1.5, 0)
+        with pytest.raises(TypeError):
+            torch.axon.set_per_process_memory_fraction(1, 0)
+    finally:
+        torch.axon.set_per_process_memory_fraction(1.0, 0)
+    torch.empty(quarter * 2, dtype=torch.uint8, device="axon:0")  # no limit any more

@@ -151,6 +151,23 @@ class DeviceCache {
     release_cached_blocks();
   }
 
+  // torch.axon.set_per_process_memory_fraction: reserved bytes may not exceed
+  // `fraction` of the device's capacity (CUDA's rule, which counts reserved,
+  // not allocated, bytes).
+  void set_memory_fraction(double fraction) {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    AXON_CHECK(axon_device_memory_info(device_, &free_bytes, &total_bytes), "reading device memory information");
+    std::lock_guard<std::mutex> lock(mutex_);
+    fraction_ = fraction;
+    allowed_bytes_ = static_cast<size_t>(fraction * static_cast<double>(total_bytes));
+  }
+
+  double memory_fraction() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fraction_;
+  }
+
   LiveBlockTotals live_totals() {
     std::lock_guard<std::mutex> lock(mutex_);
     LiveBlockTotals totals;
@@ -241,7 +258,23 @@ class DeviceCache {
     return block;
   }
 
+  bool within_fraction(size_t size) const {
+    if (fraction_ >= 1.0) return true;  // the driver's own capacity is the limit
+    const auto reserved = static_cast<size_t>(stats_.reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)].current);
+    return reserved + size <= allowed_bytes_;
+  }
+
   Block* allocate_segment(size_t size, size_t requested, c10::StreamId stream_id) {
+    if (!within_fraction(size)) {
+      if (!free_blocks_.empty()) {
+        stats_.num_alloc_retries += 1;
+        release_cached_blocks();
+      }
+      if (!within_fraction(size)) {
+        stats_.num_ooms += 1;
+        throw_out_of_memory(requested);
+      }
+    }
     void* ptr = nullptr;
     axon_status status = axon_memory_allocate(device_, size, &ptr);
     if (status == AXON_ERROR_OUT_OF_MEMORY && !free_blocks_.empty()) {
@@ -292,8 +325,11 @@ class DeviceCache {
                      requested, " bytes). Device axon:", static_cast<int>(device_), " has a total capacity of ",
                      format_bytes(total_bytes), " of which ", format_bytes(free_bytes), " is free. ",
                      format_bytes(allocated), " is allocated by PyTorch, and ", format_bytes(reserved),
-                     " is reserved by PyTorch (", format_bytes(reserved - allocated),
-                     " reserved but unallocated). AXON_DEVICE_MEMORY sets the capacity.");
+                     " is reserved by PyTorch (", format_bytes(reserved - allocated), " reserved but unallocated).",
+                     fraction_ < 1.0 ? c10::str(" This process may reserve ", format_bytes(allowed_bytes_), " (",
+                                                fraction_, " of the capacity, set_per_process_memory_fraction).")
+                                     : std::string(),
+                     " AXON_DEVICE_MEMORY sets the capacity.");
   }
 
   // Records an event on every extra user stream; false if that failed.
@@ -365,6 +401,8 @@ class DeviceCache {
     free_blocks_.clear();
   }
 
+  double fraction_ = 1.0;
+  size_t allowed_bytes_ = SIZE_MAX;  // fraction_ of the capacity
   const c10::DeviceIndex device_;
   std::mutex mutex_;
   DeviceStats stats_;
@@ -478,6 +516,14 @@ c10::DeviceAllocator* device_allocator() { return &allocator_instance(); }
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
   allocator_instance().recordStream(data_ptr, stream);
+}
+
+void device_allocator_set_memory_fraction(c10::DeviceIndex device, double fraction) {
+  allocator_instance().cache(device).set_memory_fraction(fraction);
+}
+
+double device_allocator_memory_fraction(c10::DeviceIndex device) {
+  return allocator_instance().cache(device).memory_fraction();
 }
 
 LiveBlockTotals device_allocator_live_totals(c10::DeviceIndex device) {

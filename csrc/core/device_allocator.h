@@ -26,6 +26,12 @@ c10::DeviceAllocator* device_allocator();
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream);
 
+// torch.axon.set/get_per_process_memory_fraction: the allocator reserves at
+// most `fraction` (0 to 1) of `device`'s capacity, releasing its cache before
+// it raises OutOfMemoryError at that limit, as CUDA's does.
+void device_allocator_set_memory_fraction(c10::DeviceIndex device, double fraction);
+double device_allocator_memory_fraction(c10::DeviceIndex device);
+
 // Device memory the allocator does not own (e.g. an adopted host buffer, see
 // host_execution/adopted_host_buffers.h), wrapped as a DataPtr on
 // `device` so that it is accounted like an allocation: it counts as one live

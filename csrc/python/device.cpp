@@ -8,6 +8,7 @@
 #include "axon/runtime.h"
 #include "core/check.h"
 #include "core/device.h"
+#include "core/device_allocator.h"
 #include "python/bindings.h"
 
 namespace py = pybind11;
@@ -59,6 +60,11 @@ void init_device(py::module_& m) {
     AXON_CHECK(axon_runtime_shutdown(), "shutting down the runtime");
   });
   m.def("_is_shut_down", [] { return axon_runtime_is_shut_down() != 0; });
+  m.def("_set_memory_fraction", [](int device, double fraction) {
+    device_allocator_set_memory_fraction(static_cast<c10::DeviceIndex>(device), fraction);
+  });
+  m.def("_memory_fraction",
+        [](int device) { return device_allocator_memory_fraction(static_cast<c10::DeviceIndex>(device)); });
 }
 
 }  // namespace axon

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from .. import _C
 from .device import _device_index
 
 
@@ -43,6 +44,22 @@ def reset_peak_memory_stats(device: Any = None) -> None:
 
 def reset_accumulated_memory_stats(device: Any = None) -> None:
     torch.accelerator.reset_accumulated_memory_stats(_index(device))
+
+
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """Limits the caching allocator of `device` to `fraction` (0 to 1) of its capacity, counted in reserved
+    bytes. An allocation past the limit releases the cache, then raises torch.OutOfMemoryError, as on CUDA."""
+    index = _index(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._set_memory_fraction(index, fraction)
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """The fraction set by set_per_process_memory_fraction (1.0 until then)."""
+    return _C._memory_fraction(_index(device))
 
 
 def empty_cache() -> None:
