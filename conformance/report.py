@@ -41,10 +41,23 @@ def _tail(path: pathlib.Path, characters: int = 200) -> str:
     return path.read_text(errors="replace")[-characters:] if path.exists() else ""
 
 
+def report_progress(finished: int, total: int, rows: list[dict], started: float) -> None:
+    """One line on stderr per finished slice: entries done, results and pass rate so far, time left."""
+    passed = sum(row["outcome"] == Outcome.PASSED.value for row in rows)
+    failed = sum(row["outcome"] == Outcome.FAILED.value for row in rows)
+    elapsed = time.time() - started
+    left = elapsed / finished * (total - finished) if finished else 0.0
+    rate = f"{100 * passed / (passed + failed):.2f}% passed" if passed + failed else "none checked yet"
+    print(f"[conformance] {finished}/{total} entries, {len(rows)} results, {rate}, {elapsed / 60:.1f} min, "
+          f"about {left / 60:.1f} min left", file=sys.stderr, flush=True)
+
+
 def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
     everything = entries()
     indices = [i for i, (_, info) in enumerate(everything) if only is None or info.name in only]
     rows: list[dict] = []
+    started_at = time.time()
+    finished = 0
     with tempfile.TemporaryDirectory() as directory:
         pending = collections.deque(indices)
         running: list[tuple[subprocess.Popen, pathlib.Path, list[int]]] = []
@@ -83,6 +96,8 @@ def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
                         else:
                             slice_rows.append(row)
                 rows.extend(slice_rows)
+                finished += len(done & set(batch))
+                report_progress(finished, len(indices), rows, started_at)
                 if process.returncode != 0 or len(done) < len(batch):
                     crashed = started if started is not None and started not in done else batch[0]
                     crashed_label = entry_label(*everything[crashed])
@@ -91,6 +106,7 @@ def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
                                  "outcome": Outcome.FAILED.value,
                                  "detail": f"crashed the worker (exit {process.returncode}): "
                                            f"{_tail(path.with_suffix('.stderr'))!r}"})
+                    finished += 1  # the crashed entry is reported as failed, not run again
                     rest = [i for i in batch if i not in done and i != crashed]
                     for index in reversed(rest):
                         pending.appendleft(index)
