@@ -65,3 +65,15 @@ def test_stage_seconds_are_recorded_per_graph():
         if declared.scope != stage.DYNAMO:
             assert declared.name in graph.stage_seconds, declared.name
             assert graph.stage_seconds[declared.name] >= 0.0
+
+
+def test_the_report_breaks_compile_time_down_by_step():
+    axon_compile.reset_report()
+    compiled = torch.compile(lambda x: (x.cos() * 3).sum(dim=0), backend="axon")
+    compiled(torch.randn(5, 7, device="axon"))
+    breakdown = axon_compile.report().stage_breakdown()
+    assert list(breakdown) == ["Dynamo tracing", "AOTAutograd", "partitioning", "lowering to StableHLO",
+                               "XLA compile or load"]
+    assert all(seconds >= 0 for seconds in breakdown.values())
+    assert breakdown["Dynamo tracing"] > 0 and breakdown["AOTAutograd"] > 0
+    assert "time by step: Dynamo tracing" in str(axon_compile.report())

@@ -46,8 +46,31 @@ class CompileReport:
             total.update(graph.eager_ops)
         return total
 
+    def stage_breakdown(self) -> dict[str, float]:
+        """Seconds this process spent compiling, by step. Dynamo's tracing and AOTAutograd come from Dynamo's
+        own timers (torch._dynamo.utils.compilation_time_metrics; 0 where they are missing), without the
+        parts of ours they contain. The rest come from the pipeline's stages (pipeline.py)."""
+        stages = collections.Counter()
+        for graph in self.graphs:
+            stages.update(graph.stage_seconds)
+        from torch._dynamo import utils as dynamo_utils
+
+        metrics = getattr(dynamo_utils, "compilation_time_metrics", {})
+        total = {name: sum(metrics.get(name, ())) for name in
+                 ("_compile.compile_inner", "OutputGraph.call_user_compiler", "create_aot_dispatcher_function")}
+        partitioning = stages["aten"] + stages["passes"] + stages["partitioned"]
+        return {
+            "Dynamo tracing": max(0.0, total["_compile.compile_inner"] - total["OutputGraph.call_user_compiler"]),
+            "AOTAutograd": max(0.0, total["create_aot_dispatcher_function"] - partitioning),
+            "partitioning": partitioning,
+            "lowering to StableHLO": stages["stablehlo"],
+            "XLA compile or load": stages["executable"],
+        }
+
     def __str__(self) -> str:
+        breakdown = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.stage_breakdown().items())
         lines = [f"torch.compile(backend='axon'): {len(self.graphs)} graph(s), {self.graph_breaks} graph break(s)",
+                 f"  time by step: {breakdown}",
                  (f"  nodes lowered to StableHLO: {self.lowered_nodes}; run eagerly (not lowered): "
                   f"{sum(self.eager_ops.values())}"),
                  (f"  XLA executables: {self.cache['compiled']} compiled, {self.cache['disk']} loaded from disk, "
