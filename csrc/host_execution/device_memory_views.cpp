@@ -75,11 +75,14 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
   }
   StorageView& view = view_of(tensor);
   const auto extent = byte_extent(tensor);
-  // An overwritten tensor with gaps between its elements still needs the gaps'
-  // bytes staged in, since its whole extent is written back.
+  // The range written back is one interval: its bytes must all be staged in,
+  // except where one dense tensor overwrites every one of them.
   const bool fully_overwritten = access == Access::overwrite && tensor.is_non_overlapping_and_dense();
   if (!fully_overwritten) widen(view.read_begin, view.read_end, extent);
-  if (access != Access::read) widen(view.write_begin, view.write_end, extent);
+  if (access != Access::read) {
+    widen(view.write_begin, view.write_end, extent);
+    if (++view.writers > 1) widen(view.read_begin, view.read_end, {view.write_begin, view.write_end});
+  }
   for (const auto& [key, alias] : tensors_) {
     if (key == tensor.unsafeGetTensorImpl()) return alias;
   }

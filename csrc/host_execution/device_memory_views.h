@@ -73,6 +73,7 @@ class HostAliases {
     // Byte ranges [begin, end) of the storage the aliases cover, and those written.
     std::size_t read_begin = 0, read_end = 0;
     std::size_t write_begin = 0, write_end = 0;
+    int writers = 0;  // aliases written through
   };
 
   StorageView& view_of(const at::Tensor& tensor);
