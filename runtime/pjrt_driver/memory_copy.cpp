@@ -51,24 +51,25 @@ void Driver::queue_copy(void* dst, const void* src, size_t bytes, axon_stream st
   const Side source = locate(*this, src, bytes, "source");
   DeviceMemory& memory = *memory_;
   // A pageable source is staged now, so the caller may reuse its buffer as soon as we return.
-  std::shared_ptr<std::vector<unsigned char>> staged;
-  if (!source.device && !source.pinned) {
-    staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
-                                                          static_cast<const unsigned char*>(src) + bytes);
-    src = staged->data();
-  }
+  const bool stage_source = !source.device && !source.pinned;
   if (!destination.device && !source.device) {
     CopyWork copy;
     copy.destination = dst;
     copy.source = src;
     copy.bytes = bytes;
-    if (staged) {
+    if (stage_source) {
       copy.staged_source.reset(new unsigned char[bytes]);
-      std::memcpy(copy.staged_source.get(), staged->data(), bytes);
+      std::memcpy(copy.staged_source.get(), src, bytes);
       copy.source = copy.staged_source.get();
     }
     submit(*this, stream, QueueItem{std::move(copy), 0, nullptr}, completion);
     return;
+  }
+  std::shared_ptr<std::vector<unsigned char>> staged;
+  if (stage_source) {
+    staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                          static_cast<const unsigned char*>(src) + bytes);
+    src = staged->data();
   }
   std::function<void()> body;
   if (destination.device && source.device) {
