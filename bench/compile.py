@@ -69,6 +69,30 @@ def measure(factory, device, backend):
             seconds_per_call(training, device, min_time=1.0) * 1e3, first_calls)
 
 
+def measure_all(model_name, configurations):
+    """measure() for each (name, device, backend) configuration, from a fresh Dynamo each time."""
+    results = {}
+    for name, device, backend in configurations:
+        torch._dynamo.reset()
+        results[name] = measure(MODELS[model_name], device, backend)
+    return results
+
+
+def table_header(configurations, ratios) -> str:
+    """Columns: ms per call of each configuration, then each ratio (numerator, denominator, title)."""
+    return (f"{'model / mode':<22}" + "".join(f"{name + ' ms':>18}" for name, _, _ in configurations)
+            + "".join(f"{title:>{len(title) + 3}}" for _, _, title in ratios))
+
+
+def table_rows(model_name, configurations, results, ratios) -> list[str]:
+    rows = []
+    for index, mode in enumerate(("inference", "training")):
+        row = f"{model_name + ' ' + mode:<22}" + "".join(f"{results[n][index]:>18.2f}" for n, _, _ in configurations)
+        row += "".join(f"{results[a][index] / results[b][index]:>{len(title) + 3}.2f}" for a, b, title in ratios)
+        rows.append(row)
+    return rows
+
+
 _CACHE_PROBE = """
     import sys, time, torch, warnings
     warnings.simplefilter("ignore")
@@ -157,21 +181,13 @@ def main() -> int:
                       ("cpu eager", "cpu", None)]
     if not args.skip_inductor:
         configurations.append(("cpu inductor", "cpu", "inductor"))
-    header = f"{'model / mode':<22}" + "".join(f"{name + ' ms':>18}" for name, _, _ in configurations)
-    header += f"{'eager/compiled':>16}" + ("" if args.skip_inductor else f"{'compiled/inductor':>19}")
-    lines = [header]
+    ratios = [("axon eager", "axon compiled", "eager/compiled")]
+    if not args.skip_inductor:
+        ratios.append(("axon compiled", "cpu inductor", "compiled/inductor"))
+    lines = [table_header(configurations, ratios)]
     for model_name in args.models.split(","):
-        results = {}
-        for name, device, backend in configurations:
-            torch._dynamo.reset()
-            results[name] = measure(MODELS[model_name], device, backend)
-        for index, mode in enumerate(("inference", "training")):
-            row = f"{model_name + ' ' + mode:<22}" + "".join(f"{results[n][index]:>18.2f}" for n, _, _ in
-                                                           configurations)
-            row += f"{results['axon eager'][index] / results['axon compiled'][index]:>16.2f}"
-            if not args.skip_inductor:
-                row += f"{results['axon compiled'][index] / results['cpu inductor'][index]:>19.2f}"
-            lines.append(row)
+        results = measure_all(model_name, configurations)
+        lines.extend(table_rows(model_name, configurations, results, ratios))
         first = "  ".join(f"{n}: {results[n][2]:.1f} s" for n, _, _ in configurations)
         lines.append(f"  first inference+training call (includes compilation) — {first}")
     print("\nCompiled vs eager, time per call (lower is better)")

@@ -83,3 +83,14 @@ def _drain_devices():
 requires_not_blocking = pytest.mark.skipif(
     torch_axon.is_launch_blocking(), reason="needs asynchronous launches (AXON_LAUNCH_BLOCKING is set)"
 )
+
+
+class Classifier(torch.nn.Module):
+    """`body` followed by a cross-entropy loss: a training step is `loss = model(x, y); loss.backward()`."""
+
+    def __init__(self, body: torch.nn.Module):
+        super().__init__()
+        self.body = body
+
+    def forward(self, x, y):
+        return torch.nn.functional.cross_entropy(self.body(x), y)

@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 import torch
-from conftest import closed_gate, run_python
+from conftest import Classifier, closed_gate, run_python
 from torch import nn
 
 import torch_axon
@@ -332,26 +332,17 @@ def _train(model, compiled_model, batches, steps=4):
     return losses
 
 
-class _Classifier(nn.Module):
-    def __init__(self, body):
-        super().__init__()
-        self.body = body
-
-    def forward(self, x, y):
-        return nn.functional.cross_entropy(self.body(x), y)
-
-
 @pytest.mark.parametrize("kind", ["mlp", "cnn", "gpt"])
 def test_training_matches_eager(kind):
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(1)
     if kind == "mlp":
-        model = _Classifier(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
+        model = Classifier(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)))
         def batches(step):
             return (torch.randn(8, 16, generator=generator).to("axon"),
                     torch.randint(0, 4, (8,), generator=generator).to("axon"))
     elif kind == "cnn":
-        model = _Classifier(nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+        model = Classifier(nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 4)))
         def batches(step):
             return (torch.randn(4, 3, 8, 8, generator=generator).to("axon"),

@@ -58,3 +58,13 @@ def _autoload() -> None:
 
 
 _register_backend()
+
+# Default torch.compile (Inductor) on axon graphs; registration with Inductor itself waits for the first one.
+from .inductor import install_default_compile_routing  # noqa: E402
+
+install_default_compile_routing()
+
+# Trainer(accelerator="axon") and Fabric(accelerator="axon"), registered when Lightning is imported (if ever).
+from .lightning import install_lightning_registration  # noqa: E402
+
+install_lightning_registration()

@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/device.h"
+#include "core/memory_history.h"
 #include "core/stream.h"
 
 namespace axon {
@@ -29,11 +30,14 @@ struct Block {
   void* ptr;
   size_t size;
   size_t requested = 0;
-  c10::StreamId stream_id;                 // the stream it was allocated on
-  std::vector<c10::Stream> extra_users;    // record_stream() streams
-  int pending_events = 0;                  // cross-stream uses still in flight
-  std::function<void()> release_external;  // set for memory the allocator does not own
+  c10::StreamId stream_id;                        // the stream it was allocated on
+  std::vector<c10::Stream> extra_users;           // record_stream() streams
+  int pending_events = 0;                         // cross-stream uses still in flight
+  std::function<void()> release_external;         // set for memory the allocator does not own
+  std::shared_ptr<c10::GatheredContext> context;  // where it was allocated, while history is recorded
 };
+
+std::uintptr_t address_of(const Block* block) { return reinterpret_cast<std::uintptr_t>(block->ptr); }
 
 struct BlockOrder {
   bool operator()(const Block* a, const Block* b) const {
@@ -58,15 +62,17 @@ class DeviceCache {
  public:
   explicit DeviceCache(c10::DeviceIndex device) : device_(device) {}
 
-  Block* allocate(size_t requested, c10::StreamId stream_id) {
+  Block* allocate(size_t requested, c10::StreamId stream_id, std::shared_ptr<c10::GatheredContext> context) {
     const size_t size = round_size(requested);
     std::lock_guard<std::mutex> lock(mutex_);
     collect_finished_events();
     Block* block = take_cached(size, stream_id);
     if (block == nullptr) {
-      block = allocate_segment(size, requested, stream_id);
+      block = allocate_segment(size, requested, stream_id, context);
     }
     block->requested = requested;
+    block->context = context;
+    memory_history_record(device_, MemoryAction::alloc, address_of(block), block->size, stream_id, std::move(context));
     // A reused block may be up to a quarter larger than asked for; the
     // statistics count what the block holds, exactly what free() subtracts.
     count_live_block(block->size, requested);
@@ -74,9 +80,11 @@ class DeviceCache {
     return block;
   }
 
-  void free(Block* block) {
+  void free(Block* block, std::shared_ptr<c10::GatheredContext> context) {
     std::lock_guard<std::mutex> lock(mutex_);
     live_.erase(block);
+    memory_history_record(device_, MemoryAction::free_requested, address_of(block), block->size, block->stream_id,
+                          context);
     for_stats(block->size, [&](StatType type) {
       stats_.allocation[static_cast<size_t>(type)].decrease(1);
       stats_.allocated_bytes[static_cast<size_t>(type)].decrease(block->size);
@@ -88,7 +96,7 @@ class DeviceCache {
     if (!block->extra_users.empty() && record_use_events(block)) {
       return;  // becomes reusable once its other streams pass their events
     }
-    make_reusable(block);
+    make_reusable(block, std::move(context));
   }
 
   Block* track_external(void* ptr, size_t bytes, c10::StreamId stream_id, std::function<void()> release) {
@@ -97,6 +105,8 @@ class DeviceCache {
     count_segment(bytes);
     count_live_block(bytes, bytes);
     live_.insert(block);
+    memory_history_record(device_, MemoryAction::segment_alloc, address_of(block), bytes, stream_id, nullptr);
+    memory_history_record(device_, MemoryAction::alloc, address_of(block), bytes, stream_id, nullptr);
     return block;
   }
 
@@ -120,6 +130,10 @@ class DeviceCache {
       // whenever the lock is free (tests compare them after every test).
       std::lock_guard<std::mutex> lock(mutex_);
       live_.erase(block);
+      for (const auto action :
+           {MemoryAction::free_requested, MemoryAction::free_completed, MemoryAction::segment_free}) {
+        memory_history_record(device_, action, address_of(block), block->size, block->stream_id, nullptr);
+      }
       for_stats(block->size, [&](StatType type) {
         stats_.allocation[static_cast<size_t>(type)].decrease(1);
         stats_.allocated_bytes[static_cast<size_t>(type)].decrease(block->size);
@@ -166,6 +180,22 @@ class DeviceCache {
   double memory_fraction() {
     std::lock_guard<std::mutex> lock(mutex_);
     return fraction_;
+  }
+
+  std::vector<BlockSnapshot> blocks() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<BlockSnapshot> result;
+    const auto add = [&](const Block* block, BlockSnapshot::State state) {
+      result.push_back(BlockSnapshot{address_of(block), block->size, block->requested, block->stream_id, state,
+                                     block->release_external != nullptr, block->context});
+    };
+    for (const Block* block : live_) add(block, BlockSnapshot::State::active_allocated);
+    std::unordered_set<const Block*> pending;
+    for (const auto& entry : pending_) {
+      if (pending.insert(entry.second).second) add(entry.second, BlockSnapshot::State::active_pending_free);
+    }
+    for (const Block* block : free_blocks_) add(block, BlockSnapshot::State::inactive);
+    return result;
   }
 
   LiveBlockTotals live_totals() {
@@ -264,7 +294,8 @@ class DeviceCache {
     return reserved + size <= allowed_bytes_;
   }
 
-  Block* allocate_segment(size_t size, size_t requested, c10::StreamId stream_id) {
+  Block* allocate_segment(size_t size, size_t requested, c10::StreamId stream_id,
+                          const std::shared_ptr<c10::GatheredContext>& context) {
     if (!within_fraction(size)) {
       if (!free_blocks_.empty()) {
         stats_.num_alloc_retries += 1;
@@ -272,6 +303,7 @@ class DeviceCache {
       }
       if (!within_fraction(size)) {
         stats_.num_ooms += 1;
+        memory_history_record(device_, MemoryAction::oom, 0, requested, stream_id, context);
         throw_out_of_memory(requested);
       }
     }
@@ -284,11 +316,14 @@ class DeviceCache {
     }
     if (status == AXON_ERROR_OUT_OF_MEMORY) {
       stats_.num_ooms += 1;
+      memory_history_record(device_, MemoryAction::oom, 0, requested, stream_id, context);
       throw_out_of_memory(requested);
     }
     AXON_CHECK(status, "allocating device memory");
     stats_.num_device_alloc += 1;
     count_segment(size);
+    memory_history_record(device_, MemoryAction::segment_alloc, reinterpret_cast<std::uintptr_t>(ptr), size, stream_id,
+                          context);
     return new Block{device_, ptr, size, requested, stream_id, {}, 0};
   }
 
@@ -364,15 +399,17 @@ class DeviceCache {
   void finish_event(const std::pair<axon_event, Block*>& entry) {
     axon_event_destroy(entry.first);
     if (--entry.second->pending_events == 0) {
-      make_reusable(entry.second);
+      make_reusable(entry.second, nullptr);
     }
   }
 
-  void make_reusable(Block* block) {
+  void make_reusable(Block* block, std::shared_ptr<c10::GatheredContext> context) {
     for_stats(block->size, [&](StatType type) {
       stats_.active[static_cast<size_t>(type)].decrease(1);
       stats_.active_bytes[static_cast<size_t>(type)].decrease(block->size);
     });
+    memory_history_record(device_, MemoryAction::free_completed, address_of(block), block->size, block->stream_id,
+                          std::move(context));
     free_blocks_.insert(block);
   }
 
@@ -390,6 +427,8 @@ class DeviceCache {
     axon_device_synchronize(device_);
     stats_.num_sync_all_streams += 1;
     for (Block* block : free_blocks_) {
+      memory_history_record(device_, MemoryAction::segment_free, address_of(block), block->size, block->stream_id,
+                            nullptr);
       axon_memory_free(block->ptr);
       stats_.num_device_free += 1;
       for_stats(block->size, [&](StatType type) {
@@ -436,7 +475,9 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
     if (bytes == 0) {
       return c10::DataPtr(nullptr, nullptr, &free_block, where);
     }
-    Block* block = cache(device).allocate(bytes, current_stream(device).id());
+    // Gathered before the cache's lock is taken (core/memory_history.h says why).
+    auto context = memory_history_wants_context(/*for_free=*/false) ? memory_history_gather() : nullptr;
+    Block* block = cache(device).allocate(bytes, current_stream(device).id(), std::move(context));
     return c10::DataPtr(block->ptr, block, &free_block, where);
   }
 
@@ -507,7 +548,8 @@ void free_block(void* context) {
     allocator_instance().cache_of(block).free_external(block);
     return;
   }
-  allocator_instance().cache_of(block).free(block);
+  auto stack = memory_history_wants_context(/*for_free=*/true) ? memory_history_gather() : nullptr;
+  allocator_instance().cache_of(block).free(block, std::move(stack));
 }
 
 }  // namespace
@@ -524,6 +566,10 @@ void device_allocator_set_memory_fraction(c10::DeviceIndex device, double fracti
 
 double device_allocator_memory_fraction(c10::DeviceIndex device) {
   return allocator_instance().cache(device).memory_fraction();
+}
+
+std::vector<BlockSnapshot> device_allocator_blocks(c10::DeviceIndex device) {
+  return allocator_instance().cache(device).blocks();
 }
 
 LiveBlockTotals device_allocator_live_totals(c10::DeviceIndex device) {

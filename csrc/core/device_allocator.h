@@ -18,7 +18,10 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Stream.h>
 
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <vector>
 
 namespace axon {
 
@@ -48,6 +51,21 @@ double device_allocator_memory_fraction(c10::DeviceIndex device);
 // reference, without any allocator lock held.
 c10::DataPtr device_allocator_wrap_external(void* pointer, size_t bytes, c10::DeviceIndex device,
                                             std::function<void()> release);
+
+// One block of `device`'s memory as the allocator holds it, for memory
+// snapshots (core/memory_history.h). Every block is its own driver segment
+// here (the allocator never splits one).
+struct BlockSnapshot {
+  enum class State { active_allocated, active_pending_free, inactive };
+  std::uintptr_t address = 0;
+  size_t size = 0;
+  size_t requested = 0;
+  c10::StreamId stream = 0;
+  State state = State::inactive;
+  bool external = false;                          // wrapped memory (device_allocator_wrap_external)
+  std::shared_ptr<c10::GatheredContext> context;  // where it was allocated, when history was recorded
+};
+std::vector<BlockSnapshot> device_allocator_blocks(c10::DeviceIndex device);
 
 // What the allocator holds live on `device`, summed over its live blocks
 // (the ground truth the statistics must equal at every moment; tests check

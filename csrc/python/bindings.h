@@ -29,6 +29,12 @@ void init_executables(pybind11::module_& m);
 // Adopting foreign host buffers and CPU views of device memory (host drivers only).
 void init_adopted_host_buffers(pybind11::module_& m);
 
+// _record_memory_history and _memory_snapshot: the allocator's history for memory snapshots.
+void init_memory_history(pybind11::module_& m);
+
+// _launch_host_kernel: Inductor's C++ kernels for axon, launched on streams.
+void init_host_kernels(pybind11::module_& m);
+
 // _C._distributed: the ProcessGroupAxon class for torch.distributed.
 void init_distributed(pybind11::module_& m);
 

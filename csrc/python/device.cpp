@@ -27,6 +27,7 @@ py::dict device_properties(int device) {
   result["stream_priority_high"] = properties.stream_priority_high;
   result["launch_blocking"] = properties.launch_blocking != 0;
   result["memory_protected"] = properties.memory_protected != 0;
+  result["multi_processor_count"] = properties.compute_units;
   return result;
 }
 

@@ -13,6 +13,7 @@
 //   std::size_t capacity(int device), std::size_t used_bytes(int device)
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -45,6 +46,7 @@ struct DeviceCalls {
       result.stream_priority_high = kStreamPriorityMostUrgent;
       result.launch_blocking = driver.launch_blocking() ? 1 : 0;
       result.memory_protected = driver.memory_protected() ? 1 : 0;
+      result.compute_units = std::max(1, driver.compute_units(device));
       *properties = result;
       return AXON_SUCCESS;
     });

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "axon/device.h"
@@ -31,6 +32,8 @@ class Driver : public common::DriverSingleton<Driver> {
   // What a device is (common/device_calls.h; capability() in devices.cpp).
   std::string device_name(int) const { return "Axon Emulated Device"; }
   bool memory_protected() const { return config_.memory_protect; }
+  // Host kernels run multithreaded on the host's cores.
+  int compute_units(int /*device*/) const { return static_cast<int>(std::thread::hardware_concurrency()); }
   int capability(axon_capability capability) const;
 
   DeviceArena& arena(int device) { return *arenas_[static_cast<std::size_t>(device)]; }

@@ -37,6 +37,8 @@ class Driver : public common::DriverSingleton<Driver> {
   // "Axon PJRT cpu cpu:0"
   const std::string& device_name(int device) const { return device_names_[static_cast<std::size_t>(device)]; }
   bool memory_protected() const { return true; }  // the host never touches a PJRT buffer
+  // The PJRT calls this driver makes report no core count; 1 is the lower bound every device meets.
+  int compute_units(int /*device*/) const { return 1; }
   int capability(axon_capability capability) const;
 
   pjrt::PjrtClient& client() { return *client_; }

@@ -25,6 +25,7 @@ TEST(Device, PropertiesDescribeEveryDevice) {
     EXPECT_LE(properties.stream_priority_high, 0);
     EXPECT_GE(properties.stream_priority_low, 0);
     EXPECT_EQ(properties.launch_blocking, 0);
+    EXPECT_GE(properties.compute_units, 1);
     // Host code can touch device memory only where the driver says it is
     // host-addressable (the emulated driver without AXON_MEMORY_PROTECT);
     // a driver whose memory lives elsewhere (PJRT buffers) reports it protected.

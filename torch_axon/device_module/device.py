@@ -142,6 +142,7 @@ class AxonDeviceProperties:
     stream_priority_high: int
     launch_blocking: bool
     memory_protected: bool
+    multi_processor_count: int  # the driver's compute units (as torch.cuda names them; Inductor reads it)
 
     def __repr__(self) -> str:
         return (

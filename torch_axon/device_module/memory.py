@@ -113,3 +113,7 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
                  f"allocation retries: {stats.get('num_alloc_retries', 0)}, OOMs: {stats.get('num_ooms', 0)}")
     lines.append("=" * width)
     return "\n".join(lines) + "\n"
+
+
+# Memory snapshots (torch.axon.memory._record_memory_history / _snapshot / _dump_snapshot), private as in torch.cuda.
+from .memory_snapshot import _dump_snapshot, _record_memory_history, _snapshot  # noqa: E402,F401

@@ -21,6 +21,7 @@ typedef struct axon_device_properties {
   int stream_priority_high;  // numerically smallest (most urgent) priority
   int launch_blocking;       // 1 if every launch completes before returning
   int memory_protected;      // 1 if host code cannot touch device memory
+  int compute_units;         // units executing one kernel in parallel (>= 1); a scheduling hint
 } axon_device_properties;
 
 // Number of devices. Never fails before shutdown, unless the driver itself

@@ -1,0 +1,32 @@
+"""Registers axon with Inductor: code generation, wrapper and device op overrides, Dynamo's device interface."""
+
+from __future__ import annotations
+
+import functools
+
+# Inductor settings for axon graphs. Some of Inductor's CPU behaviour is keyed on the device type "cpu":
+#  - the scheduler's loop reordering and reindexing after fusion skip CPU nodes (the C++ kernels group loops
+#    differently from the GPU code generators), so axon, whose kernels are those C++ kernels, turns them off;
+#  - the code generator Inductor assumes for a device, get_current_backend(), is config.cpu_backend for "cpu"
+#    and config.cuda_backend for any other type: axon's is "cpp", the C++ generator (this changes nothing for
+#    CUDA tensors, which never share a graph with axon ones);
+#  - layout optimization (channels-last convolutions) relies on fake tensors predicting the real kernel's
+#    layout. For axon the fake convolution asks ATen for the "overrideable" backend's layout (always
+#    contiguous), while axon's convolution gives the CPU kernels' layout (channels-last when the weight is), so
+#    Inductor would make weights channels-last and then find results it did not expect.
+AXON_INDUCTOR_CONFIG = {"loop_ordering_after_fusion": False, "loop_reindexing_after_fusion": False,
+                        "layout_optimization": False, "cuda_backend": "cpp"}
+
+
+@functools.cache
+def register_inductor_backend() -> None:
+    from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
+
+    import torch_axon.compile  # noqa: F401  registers the Dynamo device interface for axon
+
+    from .device_op_overrides import AxonDeviceOpOverrides
+    from .scheduling import AxonCppScheduling
+    from .wrapper import AxonPythonWrapperCodegen
+
+    register_backend_for_device("axon", AxonCppScheduling, AxonPythonWrapperCodegen)
+    register_device_op_overrides("axon", AxonDeviceOpOverrides())
