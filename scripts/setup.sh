@@ -32,10 +32,13 @@ if ! .venv/bin/python -c "import torch, yaml, pytest, numpy, expecttest, jax, fa
   .venv/bin/pip install -q "torch==2.13.0" "jax==0.10.2" "jaxlib==0.10.2" "fastatomstruct-xla-cpu==2026.6.23" \
     pyyaml pytest numpy expecttest hypothesis
 fi
-# Libraries axon integrates with, tested in CI (tests/test_lightning.py); optional for users (pyproject extras).
-if ! .venv/bin/python -c "import lightning; assert lightning.__version__ == '2.6.6'" 2>/dev/null; then
-  echo "setup: installing lightning==2.6.6 into .venv"
-  .venv/bin/pip install -q "lightning==2.6.6"
+# Libraries axon integrates with, tested in CI (tests/test_lightning.py, tests/test_huggingface.py); optional
+# for users (pyproject extras).
+if ! .venv/bin/python -c "import lightning, transformers, accelerate
+assert (lightning.__version__, transformers.__version__, accelerate.__version__) == ('2.6.6', '5.18.0', '1.15.0')" \
+    2>/dev/null; then
+  echo "setup: installing lightning==2.6.6, transformers==5.18.0 and accelerate==1.15.0 into .venv"
+  .venv/bin/pip install -q "lightning==2.6.6" "transformers==5.18.0" "accelerate==1.15.0"
 fi
 # The linters scripts/test.sh runs, pinned so that every machine formats alike.
 if ! { [ -x .venv/bin/ruff ] && .venv/bin/ruff --version | grep -q "^ruff 0.16.9$" &&
