@@ -160,3 +160,27 @@ def test_default_compile_on_the_pjrt_driver_takes_the_stablehlo_path():
     """, {"AXON_DRIVER": "pjrt"}, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "match True True" in result.stdout
+
+
+def test_a_graph_that_moves_cpu_inputs_onto_axon_is_routed_too():
+    # A fresh process: the first default compile on axon must see the device in the graph, not the inputs.
+    result = run_python("""
+        import torch
+        f = torch.compile(lambda x: (x.to("axon") * 2).sin() + torch.arange(4, device="axon"))
+        x = torch.randn(4)
+        out = f(x)
+        print("match", out.device.type, torch.allclose(out.cpu(), (x * 2).sin() + torch.arange(4), atol=1e-6))
+    """, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "match axon True" in result.stdout
+
+
+def test_kernels_inside_control_flow_subgraphs_launch_on_axon():
+    def function(pred, x):
+        return torch.cond(pred, lambda t: (t * 2).sin(), lambda t: (t + 1).cos(), (x,))
+
+    compiled = torch.compile(function)
+    x = torch.randn(16)
+    for flag in (True, False):
+        pred = torch.tensor(flag)
+        torch.testing.assert_close(compiled(pred.to("axon"), x.to("axon")).cpu(), function(pred, x))

@@ -110,3 +110,11 @@ def test_bad_device_requests_raise():
         Trainer(accelerator="axon", devices=torch.axon.device_count() + 1)
     with pytest.raises(MisconfigurationException):
         Trainer(accelerator="axon", devices=[torch.axon.device_count()])
+
+
+def test_a_precision_plugin_the_user_gives_is_left_as_given():
+    from lightning.pytorch.plugins.precision import MixedPrecision
+
+    plugin = MixedPrecision("bf16-mixed", "cpu")
+    trainer = Trainer(accelerator="axon", devices=1, plugins=[plugin], logger=False)
+    assert trainer.precision_plugin is plugin and plugin.device == "cpu"

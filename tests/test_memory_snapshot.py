@@ -84,7 +84,8 @@ def test_out_of_memory_is_traced():
             torch.empty(1 << 40, dtype=torch.uint8, device="axon")
     finally:
         torch.axon.set_per_process_memory_fraction(1.0)
-    assert [e for e in _trace() if e["action"] == "oom" and e["size"] == 1 << 40]
+    assert [e for e in _trace() if e["action"] == "oom" and e["size"] == 1 << 40 and e["device_free"] > 0]
+    assert "raise OutOfMemoryError" in _memory_viz.trace(torch.axon.memory._snapshot())  # the text trace reads it
 
 
 def test_stopping_keeps_the_trace_and_records_nothing_more():

@@ -117,6 +117,12 @@ class DeviceCache {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       users = std::move(block->extra_users);
+      // Traced before `release` ends the ownership: once it has, the owner may wrap the same address
+      // again, and its new segment must follow these events in the trace.
+      for (const auto action :
+           {MemoryAction::free_requested, MemoryAction::free_completed, MemoryAction::segment_free}) {
+        memory_history_record(device_, action, address_of(block), block->size, block->stream_id, nullptr);
+      }
     }
     users.emplace_back(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, device_), block->stream_id);
     wait_for_queued_work(users);
@@ -130,10 +136,6 @@ class DeviceCache {
       // whenever the lock is free (tests compare them after every test).
       std::lock_guard<std::mutex> lock(mutex_);
       live_.erase(block);
-      for (const auto action :
-           {MemoryAction::free_requested, MemoryAction::free_completed, MemoryAction::segment_free}) {
-        memory_history_record(device_, action, address_of(block), block->size, block->stream_id, nullptr);
-      }
       for_stats(block->size, [&](StatType type) {
         stats_.allocation[static_cast<size_t>(type)].decrease(1);
         stats_.allocated_bytes[static_cast<size_t>(type)].decrease(block->size);
@@ -303,7 +305,7 @@ class DeviceCache {
       }
       if (!within_fraction(size)) {
         stats_.num_ooms += 1;
-        memory_history_record(device_, MemoryAction::oom, 0, requested, stream_id, context);
+        record_out_of_memory(requested, stream_id, context);
         throw_out_of_memory(requested);
       }
     }
@@ -316,7 +318,7 @@ class DeviceCache {
     }
     if (status == AXON_ERROR_OUT_OF_MEMORY) {
       stats_.num_ooms += 1;
-      memory_history_record(device_, MemoryAction::oom, 0, requested, stream_id, context);
+      record_out_of_memory(requested, stream_id, context);
       throw_out_of_memory(requested);
     }
     AXON_CHECK(status, "allocating device memory");
@@ -347,6 +349,14 @@ class DeviceCache {
       }
       axon_event_destroy(event);
     }
+  }
+
+  void record_out_of_memory(size_t requested, c10::StreamId stream_id,
+                            const std::shared_ptr<c10::GatheredContext>& context) {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    axon_device_memory_info(device_, &free_bytes, &total_bytes);
+    memory_history_record(device_, MemoryAction::oom, 0, requested, stream_id, context, free_bytes);
   }
 
   [[noreturn]] void throw_out_of_memory(size_t requested) {

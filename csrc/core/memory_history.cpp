@@ -81,14 +81,15 @@ std::shared_ptr<c10::GatheredContext> memory_history_gather() {
 }
 
 void memory_history_record(c10::DeviceIndex device, MemoryAction action, std::uintptr_t address, std::size_t size,
-                           c10::StreamId stream, std::shared_ptr<c10::GatheredContext> context) {
+                           c10::StreamId stream, std::shared_ptr<c10::GatheredContext> context,
+                           std::size_t device_free) {
   if ((recording.load(std::memory_order_relaxed) & 4) == 0) return;
   auto& state = history();
   std::lock_guard<std::mutex> lock(state.mutex);
   if (!state.settings.trace || state.settings.max_entries == 0) return;
   auto& trace = state.traces[device];
   if (trace.size() >= state.settings.max_entries) trace.pop_front();
-  trace.push_back(MemoryTraceEntry{action, address, size, stream, now_us(), std::move(context)});
+  trace.push_back(MemoryTraceEntry{action, address, size, stream, now_us(), std::move(context), device_free});
 }
 
 std::vector<MemoryTraceEntry> memory_history_trace(c10::DeviceIndex device) {

@@ -43,6 +43,7 @@ struct MemoryTraceEntry {
   c10::StreamId stream = 0;
   std::int64_t time_us = 0;  // wall clock, microseconds since the epoch
   std::shared_ptr<c10::GatheredContext> context;
+  std::size_t device_free = 0;  // oom only: the driver's free bytes at the failure
 };
 
 // What to record; the defaults record nothing.
@@ -68,7 +69,8 @@ std::shared_ptr<c10::GatheredContext> memory_history_gather();
 
 // Appends to `device`'s trace when a trace is being recorded.
 void memory_history_record(c10::DeviceIndex device, MemoryAction action, std::uintptr_t address, std::size_t size,
-                           c10::StreamId stream, std::shared_ptr<c10::GatheredContext> context);
+                           c10::StreamId stream, std::shared_ptr<c10::GatheredContext> context,
+                           std::size_t device_free = 0);
 
 std::vector<MemoryTraceEntry> memory_history_trace(c10::DeviceIndex device);
 

@@ -113,6 +113,7 @@ py::dict snapshot(int64_t device_index) {
     event["stream"] = entry.stream;
     event["time_us"] = entry.time_us;
     event["frames"] = frames.frames(trace_frames[i]);
+    if (entry.action == MemoryAction::oom) event["device_free"] = entry.device_free;
     events.append(event);
   }
   device_traces[device_index] = events;

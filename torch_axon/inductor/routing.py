@@ -14,12 +14,20 @@ from typing import Any
 import torch
 
 
-def _axon_devices(example_inputs: Any) -> set[int]:
-    return {
-        value.device.index or 0
-        for value in example_inputs
-        if isinstance(value, torch.Tensor) and value.device.type == "axon"
-    }
+def _axon_devices(model: Any, example_inputs: Any) -> set[int]:
+    """The axon devices a graph touches: its inputs', and those of the tensors its nodes make (a graph may take
+    CPU inputs and create or move tensors onto axon)."""
+    values = list(example_inputs)
+    graph = getattr(model, "graph", None)
+    if graph is not None:
+        # Dynamo's graphs carry fake values as "example_value", traced ATen graphs as "val".
+        values.extend(node.meta.get("example_value", node.meta.get("val")) for node in graph.nodes)
+    devices = set()
+    for value in values:
+        for tensor in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(tensor, torch.Tensor) and tensor.device.type == "axon":
+                devices.add(tensor.device.index or 0)
+    return devices
 
 
 def _host_addressable(device_index: int) -> bool:
@@ -37,7 +45,7 @@ def install_default_compile_routing() -> None:
 
     @functools.wraps(inductor_call)
     def call(self, model_, inputs_, *args, **kwargs):
-        devices = _axon_devices(inputs_)
+        devices = _axon_devices(model_, inputs_)
         if devices and not all(_host_addressable(index) for index in devices):
             from torch_axon.compile import axon_backend
 

@@ -67,6 +67,10 @@ def _wrap_connector(connector_class: type, single_device_strategy: str) -> None:
     @functools.wraps(init_precision)
     def _check_and_init_precision(self):
         precision = init_precision(self)
+        # The user's own plugin (the Trainer's connector keeps it as _precision_plugin_flag, Fabric's as
+        # _precision_instance) is left as given.
+        if precision is getattr(self, "_precision_plugin_flag", getattr(self, "_precision_instance", None)):
+            return precision
         if _is_axon(self._accelerator_flag) and getattr(precision, "device", None) == "cuda":
             precision.device = "axon"  # MixedPrecision's autocast device
             if getattr(precision, "scaler", None) is not None:  # fp16's GradScaler, made for CUDA
