@@ -49,4 +49,6 @@ section "the training example, 5 steps (examples/train.py)"
 section "the PJRT driver on XLA's CPU plugin: the conformance sample, then the training example, 5 steps"
 AXON_DRIVER=pjrt .venv/bin/python -m conformance.report --sample --min-pass-rate 0.95 --output build/coverage-sample-pjrt.md
 AXON_DRIVER=pjrt .venv/bin/python examples/train.py --steps 5
+section "the wheel: manylinux-tagged, installed into a fresh venv in another directory (scripts/build_wheel.sh)"
+bash scripts/build_wheel.sh build/dist
 section "done"
