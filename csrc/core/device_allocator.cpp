@@ -189,7 +189,7 @@ class DeviceCache {
     std::vector<BlockSnapshot> result;
     const auto add = [&](const Block* block, BlockSnapshot::State state) {
       result.push_back(BlockSnapshot{address_of(block), block->size, block->requested, block->stream_id, state,
-                                     block->release_external != nullptr, block->context});
+                                     block->size <= kSmallBlockLimit, block->context});
     };
     for (const Block* block : live_) add(block, BlockSnapshot::State::active_allocated);
     std::unordered_set<const Block*> pending;
@@ -305,8 +305,7 @@ class DeviceCache {
       }
       if (!within_fraction(size)) {
         stats_.num_ooms += 1;
-        record_out_of_memory(requested, stream_id, context);
-        throw_out_of_memory(requested);
+        throw_out_of_memory(requested, stream_id, context);
       }
     }
     void* ptr = nullptr;
@@ -318,8 +317,7 @@ class DeviceCache {
     }
     if (status == AXON_ERROR_OUT_OF_MEMORY) {
       stats_.num_ooms += 1;
-      record_out_of_memory(requested, stream_id, context);
-      throw_out_of_memory(requested);
+      throw_out_of_memory(requested, stream_id, context);
     }
     AXON_CHECK(status, "allocating device memory");
     stats_.num_device_alloc += 1;
@@ -351,18 +349,13 @@ class DeviceCache {
     }
   }
 
-  void record_out_of_memory(size_t requested, c10::StreamId stream_id,
-                            const std::shared_ptr<c10::GatheredContext>& context) {
+  // Traces the failure (with the driver's free bytes, as CUDA's snapshots have them) and raises it.
+  [[noreturn]] void throw_out_of_memory(size_t requested, c10::StreamId stream_id,
+                                        const std::shared_ptr<c10::GatheredContext>& context) {
     size_t free_bytes = 0;
     size_t total_bytes = 0;
     axon_device_memory_info(device_, &free_bytes, &total_bytes);
     memory_history_record(device_, MemoryAction::oom, 0, requested, stream_id, context, free_bytes);
-  }
-
-  [[noreturn]] void throw_out_of_memory(size_t requested) {
-    size_t free_bytes = 0;
-    size_t total_bytes = 0;
-    axon_device_memory_info(device_, &free_bytes, &total_bytes);
     const auto& aggregate = static_cast<size_t>(StatType::AGGREGATE);
     const size_t allocated = stats_.allocated_bytes[aggregate].current;
     const size_t reserved = stats_.reserved_bytes[aggregate].current;

@@ -62,7 +62,7 @@ struct BlockSnapshot {
   size_t requested = 0;
   c10::StreamId stream = 0;
   State state = State::inactive;
-  bool external = false;                          // wrapped memory (device_allocator_wrap_external)
+  bool small_pool = false;                        // counted in the small pool of the statistics
   std::shared_ptr<c10::GatheredContext> context;  // where it was allocated, when history was recorded
 };
 std::vector<BlockSnapshot> device_allocator_blocks(c10::DeviceIndex device);

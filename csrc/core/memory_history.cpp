@@ -58,7 +58,7 @@ void memory_history_configure(const MemoryHistorySettings& settings, bool clear)
   state.settings = settings;
   if (clear) state.traces.clear();
   for (auto& [device, trace] : state.traces) {
-    while (trace.size() > settings.max_entries && !trace.empty()) trace.pop_front();
+    while (trace.size() > settings.max_entries) trace.pop_front();
   }
   recording.store((settings.contexts ? 1 : 0) | (settings.contexts && settings.contexts_on_free ? 2 : 0) |
                   (settings.trace ? 4 : 0));

@@ -1,7 +1,7 @@
-// Bindings for core/memory_history.h: recording the allocation history and
-// building a memory snapshot in the dictionary layout of
-// torch.cuda.memory._snapshot() (segments with their blocks, and one trace
-// per device), which torch.cuda._memory_viz reads.
+// Bindings for core/memory_history.h: recording the allocation history, and
+// one device's segments (with their blocks) and trace in the dictionary
+// layout of torch.cuda.memory._snapshot(), which torch.cuda._memory_viz
+// reads. torch_axon/device_module/memory_snapshot.py assembles the snapshot.
 #include "core/memory_history.h"
 
 #include <torch/csrc/profiler/combined_traceback.h>
@@ -92,7 +92,7 @@ py::dict snapshot(int64_t device_index) {
     segment["active_size"] = active ? block.size : 0;
     segment["requested_size"] = allocated ? block.requested : 0;
     segment["stream"] = block.stream;
-    segment["segment_type"] = block.size <= (1u << 20) ? "small" : "large";
+    segment["segment_type"] = block.small_pool ? "small" : "large";
     segment["segment_pool_id"] = py::make_tuple(0, 0);
     segment["is_expandable"] = false;
     segment["frames"] = frames.frames(block_frames[i]);
@@ -101,8 +101,6 @@ py::dict snapshot(int64_t device_index) {
     segments.append(segment);
   }
 
-  py::list device_traces;
-  for (int64_t d = 0; d < device_count(); ++d) device_traces.append(py::list());
   py::list events;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     const auto& entry = trace[i];
@@ -116,13 +114,9 @@ py::dict snapshot(int64_t device_index) {
     if (entry.action == MemoryAction::oom) event["device_free"] = entry.device_free;
     events.append(event);
   }
-  device_traces[device_index] = events;
-
   py::dict result;
   result["segments"] = segments;
-  result["device_traces"] = device_traces;
-  result["allocator_settings"] = py::dict();
-  result["external_annotations"] = py::list();
+  result["trace"] = events;
   return result;
 }
 
@@ -139,7 +133,7 @@ void init_memory_history(py::module_& m) {
       py::arg("trace"), py::arg("contexts"), py::arg("contexts_on_free"), py::arg("cpp_frames"), py::arg("max_entries"),
       py::arg("clear"));
   m.def("_memory_snapshot", &snapshot, py::arg("device"),
-        "The allocator's blocks on `device` and its recorded trace, as torch.cuda.memory._snapshot() lays them out.");
+        "`device`'s segments and recorded trace, each laid out as torch.cuda.memory._snapshot() lays them out.");
 }
 
 }  // namespace axon

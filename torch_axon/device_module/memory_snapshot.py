@@ -59,7 +59,7 @@ def _snapshot(device: Any = None) -> dict[str, Any]:
     for index in indices:
         part = _C._memory_snapshot(index)
         result["segments"].extend(part["segments"])
-        result["device_traces"][index] = part["device_traces"][index]
+        result["device_traces"][index] = part["trace"]
     return result
 
 
