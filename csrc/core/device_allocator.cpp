@@ -77,6 +77,7 @@ class DeviceCache {
     // statistics count what the block holds, exactly what free() subtracts.
     count_live_block(block->size, requested);
     live_.insert(block);
+    report_to_profiler(block->ptr, static_cast<int64_t>(block->size));
     return block;
   }
 
@@ -90,6 +91,7 @@ class DeviceCache {
       stats_.allocated_bytes[static_cast<size_t>(type)].decrease(block->size);
       stats_.requested_bytes[static_cast<size_t>(type)].decrease(block->requested);
     });
+    report_to_profiler(block->ptr, -static_cast<int64_t>(block->size));
     if (axon_runtime_is_shut_down()) {
       return;  // the driver has released everything; nothing left to cache
     }
@@ -240,6 +242,16 @@ class DeviceCache {
   }
 
  private:
+  // torch.profiler(profile_memory=True): each allocation (+) and free (-) of
+  // a block, with the device's totals after it, as CUDA's allocator reports.
+  void report_to_profiler(void* ptr, int64_t delta) const {
+    if (!c10::memoryProfilingEnabled()) return;
+    const auto aggregate = static_cast<size_t>(StatType::AGGREGATE);
+    c10::reportMemoryUsageToProfiler(ptr, delta, stats_.allocated_bytes[aggregate].current,
+                                     stats_.reserved_bytes[aggregate].current,
+                                     c10::Device(c10::DeviceType::PrivateUse1, device_));
+  }
+
   template <typename F>
   static void for_stats(size_t size, F&& update) {
     update(StatType::AGGREGATE);

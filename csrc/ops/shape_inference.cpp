@@ -9,6 +9,7 @@
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
+#include <ATen/record_function.h>
 
 #include <c10/util/Exception.h>
 
@@ -382,6 +383,20 @@ bool runs_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
   }
 }
 
+// What a profile shows while a call's output layout is worked out (a cache
+// miss): one range under the call, not the meta and CPU operators run on
+// stand-ins, which the user did not call and whose CPU time is not the op's.
+class LayoutInferenceRange {
+ public:
+  LayoutInferenceRange() {
+    if (range_.isActive()) range_.before("axon::infer_output_layout");
+  }
+
+ private:
+  at::RecordFunction range_{at::RecordScope::USER_SCOPE};  // ends after `quiet_` is gone
+  at::RecordFunctionGuard quiet_{false};
+};
+
 // Calls adopt_cpu_metadata has run so far (reference_runs(), for tests).
 std::atomic<int64_t> reference_run_count{0};
 
@@ -602,6 +617,7 @@ std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, 
   // optimizer's bias-corrected step size changes every step) reuses its
   // outcome when its own meta run agrees, instead of running the CPU kernel
   // on full-size stand-ins again.
+  const LayoutInferenceRange profiled_as_one_range;
   KeyBuilder value_free_key(op);
   const bool has_value_free_key = cacheable && build_value_free_key(op, args, value_free_key);
   if (has_value_free_key) {

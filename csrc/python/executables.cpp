@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/stream.h"
+#include "profiler/device_activity.h"
 #include "python/bindings.h"
 
 namespace py = pybind11;
@@ -54,7 +56,10 @@ class Executable {
   // memory as one binding, in order, and returns without waiting. The tensors
   // must be dense axon tensors of this device; like any kernel's operands they
   // are used in stream order (another stream's use needs record_stream).
-  void launch(const std::vector<at::Tensor>& tensors, const std::string& entry_point) const {
+  // `label` names the launch on a profile's device row (a compiled
+  // partition's name), under the host range axon::launch_executable.
+  void launch(const std::vector<at::Tensor>& tensors, const std::string& entry_point, const std::string& label) const {
+    RECORD_FUNCTION("axon::launch_executable", std::vector<c10::IValue>());
     std::vector<axon_binding> bindings;
     bindings.reserve(tensors.size());
     for (size_t index = 0; index < tensors.size(); ++index) {
@@ -67,9 +72,12 @@ class Executable {
       bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
     }
     axon_stream stream = current_stream_handle(static_cast<c10::DeviceIndex>(device_));
-    AXON_CHECK(axon_stream_launch_executable(stream, handle_, entry_point.c_str(), bindings.data(), bindings.size(),
-                                             nullptr, 0),
-               "launching an executable");
+    const bool labelled = !label.empty() && device_activity_recording();
+    if (labelled) axon_activity_set_label(label.c_str());
+    const axon_status status = axon_stream_launch_executable(stream, handle_, entry_point.c_str(), bindings.data(),
+                                                             bindings.size(), nullptr, 0);
+    if (labelled) axon_activity_set_label(nullptr);
+    AXON_CHECK(status, "launching an executable");
   }
 
  private:
@@ -85,7 +93,7 @@ void init_executables(py::module_& m) {
            py::arg("image"))
       .def_property_readonly("device", &Executable::device)
       .def("serialize", &Executable::serialize)
-      .def("launch", &Executable::launch, py::arg("tensors"), py::arg("entry_point") = "main");
+      .def("launch", &Executable::launch, py::arg("tensors"), py::arg("entry_point") = "main", py::arg("label") = "");
 }
 
 }  // namespace axon

@@ -16,6 +16,7 @@
 #include "core/stream.h"
 #include "host_execution/stream_launch.h"
 #include "ops/shape_inference.h"
+#include "profiler/device_activity.h"
 #include "python/bindings.h"
 
 namespace py = pybind11;
@@ -93,6 +94,8 @@ void init_testing(py::module_& m) {
   testing.def("live_blocks", &live_blocks, py::arg("device"));
   testing.def("reference_runs", &reference_runs,
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
+  testing.def("device_activity_recording", &device_activity_recording,
+              "whether a profiler session is recording the device's activity now");
 }
 
 }  // namespace axon

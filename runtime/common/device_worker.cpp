@@ -87,7 +87,11 @@ void Scheduler::run_worker(int device) {
       lock.unlock();
       axon_status status = AXON_SUCCESS;
       std::string message;
+      const std::int64_t started_ns = item.activity.marked ? ActivityLog::now_ns() : 0;
       execute_work(item, &status, &message);
+      if (item.activity.marked) {
+        activity_log_.add(item.activity, device, stream->number, status, started_ns, ActivityLog::now_ns());
+      }
       lock.lock();
       try {
         finish_work(stream, item, status, message);

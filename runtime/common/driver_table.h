@@ -1,13 +1,14 @@
 // driver_table<Driver>(name): a driver's table (axon/driver_api.h), slot by
 // slot, from its own entry points (DriverEntryPoints<Driver>) and the shared
-// ones (DeviceCalls, ExecutableRegistry, MemoryCalls, PinnedHostCalls,
-// StreamCalls). Written once, so every
+// ones (ActivityCalls, DeviceCalls, ExecutableRegistry, MemoryCalls,
+// PinnedHostCalls, StreamCalls). Written once, so every
 // driver built on runtime/common fills the slots in the same order.
 //
 // A driver keeps the result for the process's lifetime:
 //   static const axon_driver_api table = common::driver_table<Driver>("name");
 #pragma once
 
+#include "activity_calls.h"
 #include "axon/driver_api.h"
 #include "boundary.h"
 #include "device_calls.h"
@@ -22,6 +23,7 @@ namespace axon::common {
 template <typename Driver>
 axon_driver_api driver_table(const char* name) {
   using Own = DriverEntryPoints<Driver>;
+  using Activity = ActivityCalls<Driver>;
   using Devices = DeviceCalls<Driver>;
   using Executables = ExecutableRegistry<Driver>;
   using Memory = MemoryCalls<Driver>;
@@ -73,6 +75,11 @@ axon_driver_api driver_table(const char* name) {
       &Executables::axon_executable_destroy,
       &Own::axon_stream_launch_executable,
       &Own::axon_executable_serialize,
+      &Activity::axon_activity_start,
+      &Activity::axon_activity_stop,
+      &Activity::axon_activity_set_correlation,
+      &Activity::axon_activity_set_label,
+      &Activity::axon_activity_collect,
   };
 }
 

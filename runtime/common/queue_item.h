@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include "activity_log.h"
 #include "axon/stream.h"
 #include "event_state.h"
 
@@ -95,6 +96,16 @@ struct QueueItem {
   std::variant<OwnedTask, DeviceWork, CopyWork, SetWork, EventRecordMarker, EventWaitMarker> work;
   std::uint64_t device_order = 0;  // submission order on the device, breaks priority ties
   std::shared_ptr<TaskOutcome> blocking_outcome;
+  ActivityMark activity;  // what its activity record says (axon/activity.h); host function unless set
 };
+
+// `item`, saying what it is for its activity record: the kind of work, the
+// bytes a copy or set moves, and the driver's name for it (an entry point).
+inline QueueItem described(QueueItem item, axon_activity_kind kind, std::uint64_t bytes = 0, std::string name = {}) {
+  item.activity.kind = kind;
+  item.activity.bytes = bytes;
+  item.activity.name = std::move(name);
+  return item;
+}
 
 }  // namespace axon::common

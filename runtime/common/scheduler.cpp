@@ -90,6 +90,7 @@ std::uint64_t Scheduler::submit(axon_stream_object* stream, QueueItem item) {
   DeviceWorker& worker = *devices_[static_cast<std::size_t>(stream->device)];
   if (!worker.started) start_worker(stream->device);
   item.device_order = worker.next_order++;
+  activity_log_.mark(item.activity);  // on the queueing thread, which owns the tag and label
   stream->queue.push_back(std::move(item));
   ++stream->submitted;
   worker.wake.notify_one();

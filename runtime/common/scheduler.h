@@ -24,6 +24,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "activity_log.h"
 #include "axon/event.h"
 #include "axon/stream.h"
 #include "event_state.h"
@@ -46,6 +47,9 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   Lock lock() { return Lock(mutex_); }
+
+  // Records of when marked work ran (axon/activity.h); thread-safe, no lock needed.
+  ActivityLog& activity() { return activity_log_; }
 
   // ---- under the lock -----------------------------------------------------
   // Throws DriverError(AXON_ERROR_INVALID_HANDLE) for null or destroyed handles.
@@ -125,6 +129,7 @@ class Scheduler {
   std::vector<std::unique_ptr<DeviceWorker>> devices_;
   std::unordered_set<const axon_stream_object*> live_streams_;
   std::unordered_set<const axon_event_object*> live_events_;
+  ActivityLog activity_log_;
 };
 
 }  // namespace axon::common

@@ -206,7 +206,8 @@ axon_status EntryPoints::axon_stream_launch_executable(axon_stream stream, axon_
     const auto* constant_data = static_cast<const unsigned char*>(constants);
     dispatch->constants.assign(constant_data, constant_data + constant_bytes);
     OwnedTask task(axon_host_function{&run_dispatch, &release_dispatch, dispatch.release()});
-    submit_work(driver.scheduler(), driver.launch_blocking(), stream, QueueItem{std::move(task), 0, nullptr},
+    submit_work(driver.scheduler(), driver.launch_blocking(), stream,
+                described(QueueItem{std::move(task), 0, nullptr}, AXON_ACTIVITY_EXECUTABLE, 0, entry_point),
                 Completion::asynchronous);
     return AXON_SUCCESS;
   });

@@ -68,7 +68,13 @@ void Driver::queue_copy(void* dst, const void* src, size_t bytes, axon_stream st
     std::memcpy(copy.staged_source.get(), src, bytes);
     copy.source = copy.staged_source.get();
   }
-  submit_work(scheduler(), launch_blocking(), stream, QueueItem{std::move(copy), 0, nullptr}, completion);
+  const axon_activity_kind kind =
+      destination.kind == MemoryKind::device
+          ? (source.kind == MemoryKind::device ? AXON_ACTIVITY_COPY_DEVICE_TO_DEVICE
+                                               : AXON_ACTIVITY_COPY_HOST_TO_DEVICE)
+          : (source.kind == MemoryKind::device ? AXON_ACTIVITY_COPY_DEVICE_TO_HOST : AXON_ACTIVITY_COPY_HOST_TO_HOST);
+  submit_work(scheduler(), launch_blocking(), stream, described(QueueItem{std::move(copy), 0, nullptr}, kind, bytes),
+              completion);
 }
 
 void Driver::queue_set(void* dst, int value, size_t bytes, axon_stream stream) {
@@ -77,8 +83,10 @@ void Driver::queue_set(void* dst, int value, size_t bytes, axon_stream stream) {
     fail(AXON_ERROR_INVALID_POINTER, "expected device memory as destination, got ", name_of(destination.kind), " at ",
          dst);
   }
-  submit_work(scheduler(), launch_blocking(), stream,
-              QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr}, Completion::asynchronous);
+  submit_work(
+      scheduler(), launch_blocking(), stream,
+      described(QueueItem{SetWork{destination.host_address, value, bytes}, 0, nullptr}, AXON_ACTIVITY_SET, bytes),
+      Completion::asynchronous);
 }
 
 }  // namespace axon::emulated

@@ -164,4 +164,16 @@ axon_status axon_stream_launch_executable(axon_stream stream, axon_executable ex
                  binding_count, constants, constant_bytes);
 }
 
+axon_status axon_activity_start(void) { return forward(__func__, &axon_driver_api::activity_start); }
+axon_status axon_activity_stop(void) { return forward(__func__, &axon_driver_api::activity_stop); }
+axon_status axon_activity_set_correlation(uint64_t correlation) {
+  return forward(__func__, &axon_driver_api::activity_set_correlation, correlation);
+}
+axon_status axon_activity_set_label(const char* label) {
+  return forward(__func__, &axon_driver_api::activity_set_label, label);
+}
+axon_status axon_activity_collect(axon_activity_record* records, size_t capacity, size_t* count, size_t* dropped) {
+  return forward(__func__, &axon_driver_api::activity_collect, records, capacity, count, dropped);
+}
+
 }  // extern "C"

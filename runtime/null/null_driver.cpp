@@ -87,6 +87,16 @@ axon_status executable_serialize(axon_executable, const char**, void*, size_t, s
   return refuse("axon_executable_serialize");
 }
 
+// activity.h: when each queued item ran (optional; without it a profiler
+// shows no device rows).
+axon_status activity_start() { return refuse("axon_activity_start"); }
+axon_status activity_stop() { return refuse("axon_activity_stop"); }
+axon_status activity_set_correlation(uint64_t) { return refuse("axon_activity_set_correlation"); }
+axon_status activity_set_label(const char*) { return refuse("axon_activity_set_label"); }
+axon_status activity_collect(axon_activity_record*, size_t, size_t*, size_t*) {
+  return refuse("axon_activity_collect");
+}
+
 }  // namespace
 
 const axon_driver_api* driver_api() {
@@ -136,6 +146,11 @@ const axon_driver_api* driver_api() {
       &executable_destroy,
       &stream_launch_executable,
       &executable_serialize,
+      &activity_start,
+      &activity_stop,
+      &activity_set_correlation,
+      &activity_set_label,
+      &activity_collect,
   };
   return &table;
 }

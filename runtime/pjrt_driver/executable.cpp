@@ -254,7 +254,8 @@ axon_status EntryPoints::axon_stream_launch_executable(axon_stream stream, axon_
       run_launch(driver, *program, device, ranges);
       return AXON_SUCCESS;
     }};
-    submit_work(driver.scheduler(), driver.launch_blocking(), stream, QueueItem{std::move(work), 0, nullptr},
+    submit_work(driver.scheduler(), driver.launch_blocking(), stream,
+                described(QueueItem{std::move(work), 0, nullptr}, AXON_ACTIVITY_EXECUTABLE, 0, entry_point),
                 Completion::asynchronous);
     return AXON_SUCCESS;
   });

@@ -62,7 +62,8 @@ void Driver::queue_copy(void* dst, const void* src, size_t bytes, axon_stream st
       std::memcpy(copy.staged_source.get(), src, bytes);
       copy.source = copy.staged_source.get();
     }
-    submit(*this, stream, QueueItem{std::move(copy), 0, nullptr}, completion);
+    submit(*this, stream, described(QueueItem{std::move(copy), 0, nullptr}, AXON_ACTIVITY_COPY_HOST_TO_HOST, bytes),
+           completion);
     return;
   }
   std::shared_ptr<std::vector<unsigned char>> staged;
@@ -72,18 +73,21 @@ void Driver::queue_copy(void* dst, const void* src, size_t bytes, axon_stream st
     src = staged->data();
   }
   std::function<void()> body;
+  axon_activity_kind kind = AXON_ACTIVITY_COPY_DEVICE_TO_HOST;
   if (destination.device && source.device) {
+    kind = AXON_ACTIVITY_COPY_DEVICE_TO_DEVICE;
     body = [&memory, to = *destination.device, from = *source.device, bytes] {
       std::vector<unsigned char> bounce(bytes);
       memory.read(from, bytes, bounce.data());
       memory.write(to, bytes, bounce.data());
     };
   } else if (destination.device) {
+    kind = AXON_ACTIVITY_COPY_HOST_TO_DEVICE;
     body = [&memory, to = *destination.device, src, bytes, staged] { memory.write(to, bytes, src); };
   } else {
     body = [&memory, from = *source.device, dst, bytes] { memory.read(from, bytes, dst); };
   }
-  submit(*this, stream, QueueItem{device_work(std::move(body)), 0, nullptr}, completion);
+  submit(*this, stream, described(QueueItem{device_work(std::move(body)), 0, nullptr}, kind, bytes), completion);
 }
 
 void Driver::queue_set(void* dst, int value, size_t bytes, axon_stream stream) {
@@ -93,12 +97,11 @@ void Driver::queue_set(void* dst, int value, size_t bytes, axon_stream stream) {
          destination.pinned ? "pinned host memory" : "pageable host memory", " at ", dst);
   }
   DeviceMemory& memory = *memory_;
-  submit(*this, stream,
-         QueueItem{device_work([&memory, to = *destination.device, bytes, value] {
-                     memory.fill(to, bytes, static_cast<unsigned char>(value));
-                   }),
-                   0, nullptr},
-         Completion::asynchronous);
+  QueueItem fill{device_work([&memory, to = *destination.device, bytes, value] {
+                   memory.fill(to, bytes, static_cast<unsigned char>(value));
+                 }),
+                 0, nullptr};
+  submit(*this, stream, described(std::move(fill), AXON_ACTIVITY_SET, bytes), Completion::asynchronous);
 }
 
 }  // namespace axon::pjrt_driver

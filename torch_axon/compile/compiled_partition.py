@@ -84,7 +84,7 @@ class CompiledPartition(torch.nn.Module):
         device = torch.device("axon", compiled.device)
         inputs = [bindings.input_binding(args[i], device) for i in lowered.tensor_inputs]
         results = bindings.result_bindings(lowered.output_meta, len(lowered.checks), device)
-        compiled.launch(inputs + results)
+        compiled.launch(inputs + results, label=self.name)
         if lowered.checks:
             table = results.pop().tolist()
             if self._needs_eager(lowered.checks, table):

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "axon/activity.h"
 #include "axon/device.h"
 #include "axon/event.h"
 #include "axon/executable.h"
@@ -99,6 +100,12 @@ typedef struct axon_driver_api {
   // Appended after ABI 1.0's first drivers: read only within struct_size.
   axon_status (*executable_serialize)(axon_executable executable, const char** format, void* image, size_t capacity,
                                       size_t* image_bytes);
+  // activity.h (appended after executable_serialize)
+  axon_status (*activity_start)(void);
+  axon_status (*activity_stop)(void);
+  axon_status (*activity_set_correlation)(uint64_t correlation);
+  axon_status (*activity_set_label)(const char* label);
+  axon_status (*activity_collect)(axon_activity_record* records, size_t capacity, size_t* count, size_t* dropped);
 } axon_driver_api;
 
 // The symbol a driver library exports (AXON_DRIVER_ENTRY_POINT).

@@ -14,6 +14,7 @@
 //   stream.h      in-order asynchronous work queues; host functions
 //   event.h       markers for cross-stream ordering and timing
 //   executable.h  device programs: load, launch on a stream with bindings
+//   activity.h    records of when queued work ran, for profilers
 //   driver_api.h  the table a driver library exports, and how one is chosen
 //
 // Rules common to all calls: they return a status and never throw or abort;
@@ -21,6 +22,7 @@
 // that created them and released with the matching *_destroy call.
 #pragma once
 
+#include "axon/activity.h"
 #include "axon/device.h"
 #include "axon/event.h"
 #include "axon/executable.h"
