@@ -7,8 +7,8 @@
 // (pushCorrelationId); we hand the innermost one to the driver as the thread's
 // tag, so every launch, copy and set carries it. At the end, Kineto's
 // getLinkedActivity(tag) finds that operator, and PyTorch attaches the device
-// activity to it: its device time, key_averages' device columns, the trace's
-// links.
+// activity to it: its device time, key_averages' device columns, and the
+// operator's correlation id ("External id") on the activity in the trace.
 
 // The registry header is compiled only where Kineto is; the wheel has it.
 #define USE_KINETO 1
@@ -21,14 +21,17 @@
 #include <output_base.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include <c10/util/Exception.h>
+
 #include "axon/activity.h"
+#include "axon/runtime.h"
 #include "profiler/device_activity.h"
 
 namespace axon {
@@ -37,12 +40,25 @@ namespace {
 using libkineto::ActivityType;
 
 std::atomic<bool> recording{false};
+// Sessions so far: a thread's correlation stack from an earlier session (an
+// operator still open when that one stopped) is stale in the next.
+std::atomic<std::uint64_t> session_number{0};
 
 // The innermost operator's correlation id is the tag the driver stamps.
-thread_local std::vector<std::uint64_t> correlation_stack;
+struct CorrelationStack {
+  std::uint64_t session = 0;
+  std::vector<std::uint64_t> ids;
+};
+thread_local CorrelationStack correlation_stack;
 
-void tag_thread_with_innermost() {
-  axon_activity_set_correlation(correlation_stack.empty() ? 0 : correlation_stack.back());
+CorrelationStack& current_correlation_stack() {
+  const std::uint64_t session = session_number.load(std::memory_order_relaxed);
+  if (correlation_stack.session != session) correlation_stack = CorrelationStack{session, {}};
+  return correlation_stack;
+}
+
+void tag_thread_with_innermost(const CorrelationStack& stack) {
+  axon_activity_set_correlation(stack.ids.empty() ? 0 : stack.ids.back());
 }
 
 const std::set<ActivityType>& device_activity_types() {
@@ -58,9 +74,13 @@ ActivityType kineto_type(axon_activity_kind kind) {
       return ActivityType::CONCURRENT_KERNEL;
     case AXON_ACTIVITY_SET:
       return ActivityType::GPU_MEMSET;
-    default:
+    case AXON_ACTIVITY_COPY_HOST_TO_DEVICE:
+    case AXON_ACTIVITY_COPY_DEVICE_TO_HOST:
+    case AXON_ACTIVITY_COPY_DEVICE_TO_DEVICE:
+    case AXON_ACTIVITY_COPY_HOST_TO_HOST:
       return ActivityType::GPU_MEMCPY;
   }
+  return ActivityType::CONCURRENT_KERNEL;  // a kind newer than this build: device work of some sort
 }
 
 // CUDA's names for copies and sets, so trace viewers and scripts that know
@@ -87,16 +107,27 @@ std::string name_of(const axon_activity_record& record, const libkineto::ITraceA
 
 class DeviceActivitySession : public libkineto::IActivityProfilerSession {
  public:
+  ~DeviceActivitySession() override { stop(); }  // never leave the driver recording
+
   void start() override {
+    session_number.fetch_add(1, std::memory_order_relaxed);
     const axon_status status = axon_activity_start();
     if (status == AXON_SUCCESS) {
       started_ = true;
       recording.store(true, std::memory_order_relaxed);
       status_ = libkineto::TraceStatus::RECORDING;
-    } else {
-      errors_.push_back(std::string("axon: no device activity (") + axon_last_error_message() + ")");
-      status_ = libkineto::TraceStatus::WARNING;
+      return;
     }
+    // Kineto never asks a session for its errors(): say it here, and in the
+    // trace's metadata.
+    problems_.push_back(std::string("no device activity: ") + axon_last_error_message());
+    if (status == AXON_ERROR_NOT_SUPPORTED) {
+      TORCH_WARN_ONCE("torch.profiler: the axon driver \"", axon_driver_name(),
+                      "\" keeps no activity records, so the profile has no axon device rows");
+    } else {
+      TORCH_WARN("torch.profiler: ", problems_.back());
+    }
+    status_ = libkineto::TraceStatus::WARNING;
   }
 
   void stop() override {
@@ -104,10 +135,23 @@ class DeviceActivitySession : public libkineto::IActivityProfilerSession {
     recording.store(false, std::memory_order_relaxed);
     axon_activity_stop();
     started_ = false;
+    stopped_ = true;
     status_ = libkineto::TraceStatus::PROCESSING;
   }
 
-  std::vector<std::string> errors() override { return errors_; }
+  std::vector<std::string> errors() override { return problems_; }
+
+  std::unordered_map<std::string, std::string> getMetadata() override {
+    collect();
+    if (problems_.empty()) return {};
+    std::string joined;
+    for (const std::string& problem : problems_) joined += (joined.empty() ? "" : "; ") + problem;
+    // Kineto writes metadata values into the JSON trace as they are.
+    for (char& c : joined) {
+      if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) c = '\'';
+    }
+    return {{"axon_profiler_problems", "\"" + joined + "\""}};
+  }
 
   void processTrace(libkineto::ActivityLogger& logger) override {
     processTrace(logger, [](int32_t) -> const libkineto::ITraceActivity* { return nullptr; }, 0, 0);
@@ -116,12 +160,13 @@ class DeviceActivitySession : public libkineto::IActivityProfilerSession {
   void processTrace(libkineto::ActivityLogger& logger, libkineto::getLinkedActivityCallback linked_activity,
                     int64_t start_time, int64_t end_time) override {
     collect();
+    // Activities point at their span; it lives as long as this session.
     span_ = std::make_unique<libkineto::TraceSpan>(start_time, end_time, "axon");
     for (const axon_activity_record& record : records_) {
+      // Kineto's correlation ids are 32-bit (its getLinkedActivity takes an int32_t).
       const libkineto::ITraceActivity* launcher =
           record.correlation != 0 ? linked_activity(static_cast<int32_t>(record.correlation)) : nullptr;
-      activities_.emplace_back(*span_, kineto_type(record.kind), name_of(record, launcher));
-      libkineto::GenericTraceActivity& activity = activities_.back();
+      libkineto::GenericTraceActivity activity(*span_, kineto_type(record.kind), name_of(record, launcher));
       activity.startTime = record.start_ns;
       activity.endTime = record.end_ns;
       activity.id = static_cast<int32_t>(next_activity_id_++);
@@ -134,7 +179,7 @@ class DeviceActivitySession : public libkineto::IActivityProfilerSession {
       activity.addMetadataQuoted("correlation", std::to_string(record.correlation));
       if (record.bytes != 0) activity.addMetadataQuoted("bytes", std::to_string(record.bytes));
       if (record.status != AXON_SUCCESS) activity.addMetadataQuoted("status", axon_status_name(record.status));
-      logger.handleGenericActivity(activity);
+      logger.handleGenericActivity(activity);  // the logger keeps its own copy
     }
     status_ = libkineto::TraceStatus::READY;
   }
@@ -162,43 +207,57 @@ class DeviceActivitySession : public libkineto::IActivityProfilerSession {
   std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override { return nullptr; }
 
   void pushCorrelationId(uint64_t id) override {
-    correlation_stack.push_back(id);
-    tag_thread_with_innermost();
+    if (!started_) return;  // nothing is recording: no boundary call per operator
+    CorrelationStack& stack = current_correlation_stack();
+    stack.ids.push_back(id);
+    tag_thread_with_innermost(stack);
   }
 
   void popCorrelationId() override {
-    if (!correlation_stack.empty()) correlation_stack.pop_back();
-    tag_thread_with_innermost();
+    if (!started_) return;
+    CorrelationStack& stack = current_correlation_stack();
+    if (!stack.ids.empty()) stack.ids.pop_back();
+    tag_thread_with_innermost(stack);
   }
 
  private:
-  // Takes the driver's records once; later calls find them here.
+  // Takes this session's records from the driver once, after it stopped
+  // recording; later calls find them here. (Work still queued then is lost
+  // to this profile, as on CUDA; the driver drops it from the next one.)
   void collect() {
-    if (collected_ || started_) return;
+    if (!stopped_ || collected_) return;
     collected_ = true;
-    axon_activity_record page[256];
+    constexpr size_t kPage = 256;
+    std::vector<axon_activity_record> page(kPage);
     for (;;) {
       size_t count = 0;
       size_t dropped = 0;
-      if (axon_activity_collect(page, 256, &count, &dropped) != AXON_SUCCESS) break;
-      if (dropped != 0) errors_.push_back("axon: the driver dropped " + std::to_string(dropped) + " device activities");
+      if (axon_activity_collect(page.data(), sizeof(axon_activity_record), kPage, &count, &dropped) != AXON_SUCCESS) {
+        problems_.push_back(std::string("collecting device activity failed: ") + axon_last_error_message());
+        TORCH_WARN("torch.profiler: ", problems_.back());
+        break;
+      }
+      if (dropped != 0) {
+        problems_.push_back("the driver dropped " + std::to_string(dropped) + " device activities (too many waiting)");
+        TORCH_WARN("torch.profiler: ", problems_.back());
+      }
       for (size_t index = 0; index < count; ++index) {
         records_.push_back(page[index]);
         devices_.insert(page[index].device);
         streams_.insert({page[index].device, page[index].stream_number});
       }
-      if (count < 256) break;
+      if (count < kPage) break;
     }
   }
 
   bool started_ = false;
+  bool stopped_ = false;  // recorded, then stopped: there are records to collect
   bool collected_ = false;
   std::vector<axon_activity_record> records_;
   std::set<int> devices_;
   std::set<std::pair<int, int>> streams_;
-  std::vector<std::string> errors_;
+  std::vector<std::string> problems_;
   std::unique_ptr<libkineto::TraceSpan> span_;
-  std::deque<libkineto::GenericTraceActivity> activities_;  // the logger keeps pointers: never moved
   std::int64_t next_activity_id_ = 1;
 };
 

@@ -44,14 +44,18 @@ struct ActivityCalls {
     });
   }
 
-  static axon_status axon_activity_collect(axon_activity_record* records, size_t capacity, size_t* count,
+  static axon_status axon_activity_collect(void* records, size_t record_size, size_t capacity, size_t* count,
                                            size_t* dropped) {
     return guarded_call(__func__, [&] {
       require_output(count, "count");
       if (records == nullptr && capacity > 0) {
         fail(AXON_ERROR_INVALID_VALUE, "expected room for ", capacity, " records, got a null array");
       }
-      *count = Driver::running().scheduler().activity().collect(records, capacity, dropped);
+      if (record_size < kFirstActivityRecordSize) {
+        fail(AXON_ERROR_INVALID_VALUE, "record_size ", record_size, " is smaller than the first record version (",
+             kFirstActivityRecordSize, " bytes)");
+      }
+      *count = Driver::running().scheduler().activity().collect(records, record_size, capacity, dropped);
       return AXON_SUCCESS;
     });
   }

@@ -172,8 +172,8 @@ axon_status axon_activity_set_correlation(uint64_t correlation) {
 axon_status axon_activity_set_label(const char* label) {
   return forward(__func__, &axon_driver_api::activity_set_label, label);
 }
-axon_status axon_activity_collect(axon_activity_record* records, size_t capacity, size_t* count, size_t* dropped) {
-  return forward(__func__, &axon_driver_api::activity_collect, records, capacity, count, dropped);
+axon_status axon_activity_collect(void* records, size_t record_size, size_t capacity, size_t* count, size_t* dropped) {
+  return forward(__func__, &axon_driver_api::activity_collect, records, record_size, capacity, count, dropped);
 }
 
 }  // extern "C"

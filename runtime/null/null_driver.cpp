@@ -93,9 +93,7 @@ axon_status activity_start() { return refuse("axon_activity_start"); }
 axon_status activity_stop() { return refuse("axon_activity_stop"); }
 axon_status activity_set_correlation(uint64_t) { return refuse("axon_activity_set_correlation"); }
 axon_status activity_set_label(const char*) { return refuse("axon_activity_set_label"); }
-axon_status activity_collect(axon_activity_record*, size_t, size_t*, size_t*) {
-  return refuse("axon_activity_collect");
-}
+axon_status activity_collect(void*, size_t, size_t, size_t*, size_t*) { return refuse("axon_activity_collect"); }
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "axon_test_support.h"
@@ -26,7 +27,7 @@ std::vector<axon_activity_record> collect_all() {
   for (;;) {
     size_t count = 0;
     size_t dropped = 99;
-    EXPECT_AXON_OK(axon_activity_collect(page, 3, &count, &dropped));
+    EXPECT_AXON_OK(axon_activity_collect(page, sizeof(axon_activity_record), 3, &count, &dropped));
     EXPECT_EQ(dropped, 0u);
     all.insert(all.end(), page, page + count);
     if (count < 3) return all;
@@ -154,10 +155,62 @@ TEST(Activity, StartAndStopMustAlternateAndCollectChecksItsArguments) {
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_activity_start());
   EXPECT_TRUE(axon_test::contains(axon_last_error_message(), "already"));
   size_t count = 5;
-  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_activity_collect(nullptr, 4, &count, nullptr));
-  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_activity_collect(nullptr, 0, nullptr, nullptr));
-  EXPECT_AXON_OK(axon_activity_collect(nullptr, 0, &count, nullptr));
+  const size_t size = sizeof(axon_activity_record);
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_activity_collect(nullptr, size, 4, &count, nullptr));
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_activity_collect(nullptr, size, 0, nullptr, nullptr));
+  axon_activity_record record;
+  EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_activity_collect(&record, size - 1, 1, &count, nullptr));
+  EXPECT_AXON_OK(axon_activity_collect(nullptr, size, 0, &count, nullptr));
   EXPECT_EQ(count, 0u);
   recording.stop();
   EXPECT_AXON_STATUS(AXON_ERROR_INVALID_VALUE, axon_activity_stop());
+}
+
+TEST(Activity, ANewRecordingNeitherKeepsNorReceivesAnEarlierRecordingsRecords) {
+  ScopedStream stream(0);
+  DeviceBuffer device(0, 64);
+  std::vector<unsigned char> host(64, 1);
+  Gate gate;
+  {
+    Recording first;
+    SKIP_WITHOUT_RECORDS(first);
+    ASSERT_AXON_OK(axon_memory_copy_async(device.get(), host.data(), 16, stream));  // runs now: a left-over record
+    ASSERT_AXON_OK(axon_stream_synchronize(stream));
+    const axon_status held = gate.hold(stream);
+    if (held == AXON_ERROR_NOT_SUPPORTED) GTEST_SKIP() << "this driver runs no host functions";
+    ASSERT_AXON_OK(held);
+    ASSERT_AXON_OK(axon_memory_copy_async(device.get(), host.data(), 32, stream));  // finishes in the next one
+  }
+  Recording second;
+  ASSERT_AXON_OK(axon_memory_copy_async(device.get(), host.data(), 48, stream));
+  gate.open();
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));
+  const auto records = collect_all();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].bytes, 48u);
+}
+
+TEST(Activity, RecordsFitTheCallersRecordSize) {
+  Recording recording;
+  SKIP_WITHOUT_RECORDS(recording);
+  ScopedStream stream(0);
+  DeviceBuffer device(0, 64);
+  ASSERT_AXON_OK(axon_memory_set_async(device.get(), 0, 64, stream));
+  ASSERT_AXON_OK(axon_memory_set_async(device.get(), 1, 8, stream));
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));
+  // A caller built with a newer, larger record: each record lands at its stride,
+  // and what this driver does not know is zero.
+  struct NewerRecord {
+    axon_activity_record known;
+    std::uint64_t appended_field;
+  };
+  NewerRecord newer[2];
+  std::memset(newer, 0xab, sizeof(newer));
+  size_t count = 0;
+  ASSERT_AXON_OK(axon_activity_collect(newer, sizeof(NewerRecord), 2, &count, nullptr));
+  ASSERT_EQ(count, 2u);
+  EXPECT_EQ(newer[0].known.bytes, 64u);
+  EXPECT_EQ(newer[1].known.bytes, 8u);
+  EXPECT_EQ(newer[0].appended_field, 0u);
+  EXPECT_EQ(newer[1].appended_field, 0u);
 }

@@ -7,7 +7,10 @@
 // copy and set the driver queues is marked; when marked work finishes, the
 // driver keeps one record of it. Work queued before start is not recorded,
 // work queued before stop is recorded even if it runs after stop. Records wait
-// in the driver until axon_activity_collect takes them.
+// in the driver until axon_activity_collect takes them. Each start begins a
+// new recording: records not collected by then are discarded, and work marked
+// in an earlier recording is not recorded when it finishes later, so one
+// recording's records never show up in the next.
 //
 // Correlation: the layer above tags its own calls (a profiler gives each host
 // operator an id). axon_activity_set_correlation sets the calling thread's tag;
@@ -48,6 +51,9 @@ typedef enum axon_activity_kind {
 // Room for a record's name, including the terminating NUL; longer names are cut.
 #define AXON_ACTIVITY_NAME_CAPACITY 96
 
+// A record. Fields are only ever appended: a caller says how large its records
+// are (axon_activity_collect's `record_size`), and a driver writes no more than
+// that of each, zero-filling what the caller has beyond the driver's own.
 typedef struct axon_activity_record {
   axon_activity_kind kind;
   int device;
@@ -62,7 +68,7 @@ typedef struct axon_activity_record {
   char name[AXON_ACTIVITY_NAME_CAPACITY];
 } axon_activity_record;
 
-// Starts marking queued work. AXON_ERROR_INVALID_VALUE if already recording.
+// Starts a new recording (see Recording). AXON_ERROR_INVALID_VALUE if already recording.
 axon_status axon_activity_start(void);
 
 // Stops marking queued work; what is already marked is still recorded when it
@@ -75,12 +81,14 @@ axon_status axon_activity_set_correlation(uint64_t correlation);
 // The calling thread's label from now on (copied; null or "" clears it).
 axon_status axon_activity_set_label(const char* label);
 
-// Moves up to `capacity` finished records, oldest first, into `records` and
-// sets *count to how many. Call again while *count == capacity. *dropped
-// (optional, may be null) receives how many records the driver discarded since
-// the last collect because too many were waiting (the driver keeps at least
-// 65536).
-axon_status axon_activity_collect(axon_activity_record* records, size_t capacity, size_t* count, size_t* dropped);
+// Moves up to `capacity` finished records, oldest first, into `records` (an
+// array of `record_size`-byte records: sizeof(axon_activity_record) as the
+// caller was built) and sets *count to how many. Call again while
+// *count == capacity. *dropped (optional, may be null) receives how many
+// records the driver discarded since the last collect because too many were
+// waiting (the driver keeps at least 65536). A `record_size` smaller than the
+// first version of the record (through `name`) is AXON_ERROR_INVALID_VALUE.
+axon_status axon_activity_collect(void* records, size_t record_size, size_t capacity, size_t* count, size_t* dropped);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -105,7 +105,7 @@ typedef struct axon_driver_api {
   axon_status (*activity_stop)(void);
   axon_status (*activity_set_correlation)(uint64_t correlation);
   axon_status (*activity_set_label)(const char* label);
-  axon_status (*activity_collect)(axon_activity_record* records, size_t capacity, size_t* count, size_t* dropped);
+  axon_status (*activity_collect)(void* records, size_t record_size, size_t capacity, size_t* count, size_t* dropped);
 } axon_driver_api;
 
 // The symbol a driver library exports (AXON_DRIVER_ENTRY_POINT).
