@@ -3,7 +3,10 @@
 A call whose outcome is not cached runs the CPU kernel once on stand-ins of its
 arguments; a call that differs from a cached one only in a Scalar's value (an
 optimizer's step size changes every step) reuses the cached outcome when its
-meta kernel agrees, so it pays no such run.
+meta kernel agrees, so it pays no such run; and a call at new sizes whose
+layout class (operator, dtypes, ranks, non-tensor values, dimensions of size 0,
+1 or more, stride order, contiguity) an earlier CPU run proved to get exactly
+the meta kernel's layouts runs its meta kernel alone.
 """
 
 import pytest
@@ -56,3 +59,46 @@ def test_a_scalar_that_overflows_the_dtype_still_raises_at_the_call(dtype, value
     with pytest.raises(RuntimeError, match="overflow"):
         x.add_(x, alpha=value)
     assert torch.equal(x.cpu(), torch.full((8,), 3.0, dtype=dtype))
+
+
+def test_new_sizes_of_a_proven_layout_class_run_no_cpu_reference():
+    torch.manual_seed(0)
+    cpu = [torch.randn(n, 33) for n in range(5, 12)]
+    torch.sin(cpu[0].to("axon"))  # proves the class (2-d, contiguous, both dimensions > 1)
+    before = _runs()
+    for x in cpu[1:]:
+        torch.testing.assert_close(torch.sin(x.to("axon")).cpu(), torch.sin(x))
+    assert _runs() == before
+
+
+@pytest.mark.parametrize("base_shape, view", [
+    ((1, 33), lambda t: t),             # a dimension of size 1
+    ((0, 33), lambda t: t),             # an empty dimension
+    ((33, 9), lambda t: t.t()),         # another stride order
+    ((9, 66), lambda t: t[:, ::2]),     # not dense
+])
+def test_another_layout_class_runs_its_own_cpu_reference(base_shape, view):
+    torch.cos(torch.randn(7, 33).to("axon"))
+    base = torch.randn(base_shape)
+    x, on_axon = view(base), view(base.to("axon"))
+    before = _runs()
+    result = torch.cos(on_axon)
+    assert _runs() == before + 1
+    torch.testing.assert_close(result.cpu(), torch.cos(x))
+    assert result.stride() == torch.cos(x).stride()
+
+
+def test_a_growing_attention_cache_runs_one_cpu_reference():
+    """The decode-loop pattern: attention over one more key per step."""
+    torch.manual_seed(0)
+    q = torch.randn(1, 4, 1, 16)
+    keys = [torch.randn(1, n, 4, 16).transpose(1, 2) for n in range(3, 9)]
+    attend = torch.nn.functional.scaled_dot_product_attention
+    first = keys[0].to("axon")  # .to keeps the transposed (heads-second) layout
+    attend(q.to("axon"), first, first)
+    before = _runs()
+    for k in keys[1:]:
+        on_axon = k.to("axon")
+        result = attend(q.to("axon"), on_axon, on_axon)
+        torch.testing.assert_close(result.cpu(), attend(q, k, k))
+    assert _runs() == before

@@ -24,6 +24,7 @@
 #include <limits>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ops/argument_tensors.h"
 
@@ -49,7 +50,9 @@ namespace {
 // those calls are simply not cached.
 class KeyBuilder {
  public:
-  explicit KeyBuilder(const c10::OperatorHandle& op) {
+  // `sizes_free`: describe each tensor by its layout class instead of its
+  // sizes and strides (see shape_inference.h).
+  explicit KeyBuilder(const c10::OperatorHandle& op, bool sizes_free = false) : sizes_free_(sizes_free) {
     words_.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(&op.schema())));
     // Global state that decides result dtypes (int / int -> default dtype).
     words_.push_back(static_cast<int64_t>(c10::typeMetaToScalarType(c10::get_default_dtype())));
@@ -138,6 +141,7 @@ class KeyBuilder {
     word(value.unsafeGetTensorImpl()->is_wrapped_number());
     word(value.is_conj() | (value.is_neg() << 1));
     word(value.dim());
+    if (sizes_free_) return layout_class(value);
     for (const int64_t size : value.sizes()) word(size);
     for (const int64_t stride : value.strides()) word(stride);
     // Which earlier argument's storage it shares, and where in it: the CPU's
@@ -155,9 +159,47 @@ class KeyBuilder {
     return word(known - storages_.begin()) && word(offset - known->second);
   }
 
+  // What decides a kernel's output layout besides the sizes themselves: which
+  // dimensions are empty, single or many; the order of the strides of the
+  // many; zero strides (expanded); contiguity in each memory format. A tensor
+  // sharing storage with an earlier argument (overlap checks depend on where)
+  // makes the call not describable this way.
+  bool layout_class(const at::Tensor& value) {
+    // The same tensor passed twice (`attention(q, k, k)`) is one class; any
+    // other sharing (views at other offsets) is not described.
+    const c10::StorageImpl* storage = value.has_storage() ? value.storage().unsafeGetStorageImpl() : nullptr;
+    if (storage != nullptr) {
+      for (size_t index = 0; index < layout_views_.size(); ++index) {
+        const at::Tensor& earlier = layout_views_[index];
+        if (earlier.storage().unsafeGetStorageImpl() != storage) continue;
+        if (earlier.storage_offset() != value.storage_offset() || earlier.sizes() != value.sizes() ||
+            earlier.strides() != value.strides() || earlier.scalar_type() != value.scalar_type()) {
+          return false;
+        }
+        return word(-5) && word(static_cast<int64_t>(index));
+      }
+      layout_views_.push_back(value);
+    }
+    std::vector<int64_t> many;
+    for (int64_t dim = 0; dim < value.dim(); ++dim) {
+      const int64_t size = value.size(dim);
+      word(size < 2 ? size : 2);
+      if (size >= 2) many.push_back(dim);
+      if (size >= 2 && value.stride(dim) == 0) word(-3);
+    }
+    std::stable_sort(many.begin(), many.end(), [&](int64_t a, int64_t b) { return value.stride(a) > value.stride(b); });
+    for (const int64_t dim : many) word(dim);
+    const bool channels_last = value.dim() == 4 && value.is_contiguous(c10::MemoryFormat::ChannelsLast);
+    const bool channels_last_3d = value.dim() == 5 && value.is_contiguous(c10::MemoryFormat::ChannelsLast3d);
+    return word(value.is_contiguous() | (channels_last << 1) | (channels_last_3d << 2) |
+                (value.is_non_overlapping_and_dense() << 3));
+  }
+
   std::vector<int64_t> words_;
   std::vector<std::pair<const c10::StorageImpl*, int64_t>> storages_;  // first offset (bytes) each was seen at
   bool all_tensors_inexact_ = true;
+  bool sizes_free_ = false;
+  std::vector<at::Tensor> layout_views_;  // tensors with storage seen so far (sizes_free keys)
 };
 
 struct KeyHash {
@@ -415,7 +457,7 @@ std::atomic<int64_t> reference_run_count{0};
 //    use the output as scratch space); if not, the call runs the functional
 //    kernel and copies instead.
 void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
-                        MetaOutcome& outcome) {
+                        MetaOutcome& outcome, bool& varied) {
   reference_run_count.fetch_add(1, std::memory_order_relaxed);
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
@@ -425,7 +467,7 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   torch::jit::Stack stand_ins;
   torch::jit::Stack functional;
   bool accepted = false;
-  bool varied = false;
+  varied = false;  // accepted on varied values (not only zeros or ones)
   bool flags_changed = false;
   for (const Fill fill : {Fill::kPattern, Fill::kZeros, Fill::kOnes}) {
     StandIns memory(args, fill);
@@ -506,8 +548,11 @@ std::vector<c10::Warning> repeated_warnings(const c10::OperatorHandle& op, c10::
 }
 
 // Sizes, strides and dtypes of every tensor a meta run returned or left in
-// its arguments, flattened into integers.
-std::vector<int64_t> meta_signature(c10::ArrayRef<c10::IValue> returns, c10::ArrayRef<c10::IValue> arguments_after) {
+// its arguments, flattened into integers. `addressing_only`: leave out the
+// strides of dimensions of size 0 or 1, which address no second element (the
+// CPU and meta kernels may pick different ones there).
+std::vector<int64_t> meta_signature(c10::ArrayRef<c10::IValue> returns, c10::ArrayRef<c10::IValue> arguments_after,
+                                    bool addressing_only = false) {
   std::vector<int64_t> words;
   for (const auto values : {returns, arguments_after}) {
     words.push_back(-1);
@@ -517,7 +562,9 @@ std::vector<int64_t> meta_signature(c10::ArrayRef<c10::IValue> returns, c10::Arr
         if (!tensor.defined()) return;
         words.push_back(tensor.dim());
         words.insert(words.end(), tensor.sizes().begin(), tensor.sizes().end());
-        words.insert(words.end(), tensor.strides().begin(), tensor.strides().end());
+        for (int64_t dim = 0; dim < tensor.dim(); ++dim) {
+          words.push_back(addressing_only && tensor.size(dim) < 2 ? 0 : tensor.stride(dim));
+        }
       });
     }
   }
@@ -569,8 +616,12 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
     return outcome;
   }
   outcome->meta_signature = meta_signature(stack, outcome->arguments_after);
+  // The meta kernel's own results, before the CPU's replace them.
+  const std::vector<c10::IValue> meta_returns(stack.begin(), stack.end());
+  const std::vector<c10::IValue> meta_arguments_after = outcome->arguments_after;
   outcome->returns = std::move(stack);
-  adopt_cpu_metadata(op, plan, args, *outcome);
+  bool varied = false;
+  adopt_cpu_metadata(op, plan, args, *outcome, varied);
   if (outcome->needs_data) {
     // The CPU kernel runs on the real data and gives its own warnings.
     outcome->arguments_after.clear();
@@ -580,7 +631,40 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   // keeps the ones the CPU would give again on every call.
   for (const auto& warning : warnings) c10::warn(warning);
   if (!warnings.empty()) outcome->repeated_warnings = repeated_warnings(op, args);
+  // Compared as addresses go: a CPU result whose single dimension has another
+  // stride than the meta kernel's (attention's query length of 1) holds its
+  // elements where the meta layout does.
+  outcome->proves_meta_layouts = varied && warnings.empty() && !outcome->avoid_out_variant &&
+                                 meta_signature(outcome->returns, outcome->arguments_after, /*addressing_only=*/true) ==
+                                     meta_signature(meta_returns, meta_arguments_after, /*addressing_only=*/true);
   return outcome;
+}
+
+// The outcome of a call whose layout class is proven (shape_inference.h):
+// its own meta run, trusted without the CPU's. Null when the meta run fails
+// or warns: the full path then gives the call's own error or warnings.
+std::shared_ptr<const MetaOutcome> meta_alone(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  auto outcome = std::make_shared<MetaOutcome>();
+  torch::jit::Stack stack = meta_arguments(args);
+  outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
+  try {
+    if (!call_meta(op, stack).empty()) return nullptr;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  outcome->meta_signature = meta_signature(stack, outcome->arguments_after);
+  outcome->returns = std::move(stack);
+  outcome->proves_meta_layouts = true;
+  return outcome;
+}
+
+// Layout classes (KeyBuilder with sizes_free) whose meta layouts a CPU run proved.
+std::mutex proven_mutex;
+std::unordered_set<std::vector<int64_t>, KeyHash> proven_layout_classes;
+
+bool is_proven(const std::vector<int64_t>& layout_class) {
+  std::lock_guard<std::mutex> lock(proven_mutex);
+  return proven_layout_classes.count(layout_class) != 0;
 }
 
 bool build_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, KeyBuilder& key) {
@@ -635,7 +719,17 @@ std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, 
       if (agrees) return answer_from_cache(std::move(similar));
     }
   }
-  auto outcome = run_meta(op, plan, args);
+  // A call whose layout class a CPU run already proved: its meta run alone.
+  KeyBuilder layout_class(op, /*sizes_free=*/true);
+  const bool has_layout_class = cacheable && build_key(op, args, layout_class);
+  std::shared_ptr<const MetaOutcome> outcome;
+  if (has_layout_class && is_proven(layout_class.words())) outcome = meta_alone(op, args);
+  if (!outcome) outcome = run_meta(op, plan, args);
+  if (has_layout_class && outcome->proves_meta_layouts) {
+    std::lock_guard<std::mutex> lock(proven_mutex);
+    if (proven_layout_classes.size() >= kMaxCachedOutcomes) proven_layout_classes.clear();
+    proven_layout_classes.insert(layout_class.words());
+  }
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (cache.size() >= kMaxCachedOutcomes) cache.clear();

@@ -12,6 +12,15 @@
 // also runs the CPU kernel once on stand-in zero tensors of the same
 // metadata (on the calling thread, without waiting for the device) and
 // adopts what it produces (see adopt_cpu_metadata in the .cpp).
+//
+// That CPU run costs about a full computation, at every new shape. Once it
+// has shown, for one call, that the CPU gives exactly the meta kernel's
+// layouts, later calls of the same layout class (the same operator,
+// dtypes, ranks, non-tensor values, dimensions of size 0, 1 or more, stride
+// order and contiguity; only sizes differ) run the meta kernel alone. What
+// that gives up: an error that only the CPU kernel raises at the new size
+// (the meta kernel checks shapes too) is raised by the next synchronizing
+// call instead of by the call itself.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -41,6 +50,11 @@ struct MetaOutcome {
   // replaced it: a call that differs only in a Scalar's value may reuse this
   // outcome when its meta kernel gives the same (see infer_outputs).
   std::vector<int64_t> meta_signature;
+  // The CPU kernel accepted varied stand-ins and gave exactly the meta
+  // kernel's layouts, with no warning and no out= trouble: calls of the same
+  // layout class at other sizes may trust their meta run alone (see
+  // infer_outputs).
+  bool proves_meta_layouts = false;
 };
 
 // Meta outcome for calling `op` with `args` (axon tensors, CPU scalars, ...).
