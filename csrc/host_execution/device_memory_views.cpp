@@ -106,6 +106,23 @@ bool HostAliases::staged() const {
   return std::any_of(storages_.begin(), storages_.end(), [](const StorageView& view) { return bool(view.staging); });
 }
 
+std::size_t HostAliases::bytes_covered() const {
+  std::size_t bytes = 0;
+  for (const StorageView& view : storages_) {
+    const bool read = view.read_begin < view.read_end;
+    const bool written = view.write_begin < view.write_end;
+    if (!read && !written) continue;
+    const std::size_t begin = read && written ? std::min(view.read_begin, view.write_begin)
+                              : read          ? view.read_begin
+                                              : view.write_begin;
+    const std::size_t end = read && written ? std::max(view.read_end, view.write_end)
+                            : read          ? view.read_end
+                                            : view.write_end;
+    bytes += end - begin;
+  }
+  return bytes;
+}
+
 void HostAliases::stage_in(axon_stream stream) {
   for (const StorageView& view : storages_) {
     if (!view.staging || view.read_begin >= view.read_end) continue;

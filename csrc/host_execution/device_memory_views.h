@@ -54,6 +54,9 @@ class HostAliases {
   // Whether some alias views a staging buffer rather than device memory.
   bool staged() const;
 
+  // Bytes of device memory the aliases made so far cover, read or written.
+  std::size_t bytes_covered() const;
+
   // Staged memory only (no-ops otherwise). stage_in queues, on `stream`, the
   // copies of the device bytes every alias covers into the staging buffers;
   // call it after making the aliases and before queuing the kernel.

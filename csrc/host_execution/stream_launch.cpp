@@ -25,16 +25,49 @@ axon_status failure_status(const c10::Error& error) {
   return AXON_ERROR_TASK_FAILED;
 }
 
+// OpenMP's per-thread team size: the worker's own (omp.h is not among
+// PyTorch's headers; libgomp is loaded with it).
+extern "C" int omp_get_max_threads(void);
+extern "C" void omp_set_num_threads(int threads);
+
 struct KernelLaunch {
   std::string kernel_name;
   std::function<void()> body;
+  bool serial = false;  // run with one thread (see kSerialBelowBytes)
 };
+
+// A kernel touching fewer bytes than this runs on the worker's thread alone.
+// Why: the worker owns a second OpenMP team besides the Python thread's, so
+// libgomp manages more threads than there are cores and cuts its spin-wait
+// short; every parallel region of the worker then wakes its helpers from
+// sleep, tens of microseconds, more than a small kernel's whole run (a 1×256
+// by 256×768 product: 48 µs with two threads, 10 µs with one;
+// docs/torch_compile.md has the measurements).
+constexpr std::size_t kSerialBelowBytes = std::size_t{1} << 20;
+
+// Runs `body` with OpenMP (and the BLAS, which follows it) limited to the
+// calling thread, restoring the thread's team size after.
+void run_serially(const std::function<void()>& body) {
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  try {
+    body();
+  } catch (...) {
+    omp_set_num_threads(threads);
+    throw;
+  }
+  omp_set_num_threads(threads);
+}
 
 axon_status run_kernel(void* user_data, char* message) {
   auto* launch = static_cast<KernelLaunch*>(user_data);
   try {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    launch->body();
+    if (launch->serial) {
+      run_serially(launch->body);
+    } else {
+      launch->body();
+    }
     return AXON_SUCCESS;
   } catch (const c10::Error& error) {
     std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(),
@@ -50,10 +83,8 @@ axon_status run_kernel(void* user_data, char* message) {
 
 void release_kernel(void* user_data) { delete static_cast<KernelLaunch*>(user_data); }
 
-}  // namespace
-
-void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body) {
-  auto* launch = new KernelLaunch{kernel_name, std::move(body)};
+void launch_task(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial) {
+  auto* launch = new KernelLaunch{kernel_name, std::move(body), serial};
   const axon_host_function task{&run_kernel, &release_kernel, launch};
   if (device_activity_recording()) {
     // The profiler's device row names the kernel; built only while one records.
@@ -68,9 +99,15 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, std::function
   AXON_CHECK(axon_stream_launch_host_function(stream, task), kernel_name);
 }
 
+}  // namespace
+
+void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body) {
+  launch_task(stream, kernel_name, std::move(body), /*serial=*/false);
+}
+
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body) {
   aliases.stage_in(stream);
-  launch_on_stream(stream, kernel_name, std::move(body));
+  launch_task(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSerialBelowBytes);
   aliases.stage_out(stream);
 }
 
