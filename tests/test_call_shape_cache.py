@@ -102,3 +102,23 @@ def test_a_growing_attention_cache_runs_one_cpu_reference():
         result = attend(q.to("axon"), on_axon, on_axon)
         torch.testing.assert_close(result.cpu(), attend(q, k, k))
     assert _runs() == before
+
+
+def test_kernels_that_choose_their_layout_from_strides_give_the_cpus_values():
+    """reflection/replication padding lay their outputs out from the input's strides, a single
+    dimension's and a sliced tensor's gaps included: none of these calls may reuse another's layout."""
+    pad = torch.nn.functional.pad
+    for h_stride in (3, 15):  # dense channels-last, only a single dimension's stride differs
+        base = torch.arange(30.0).reshape(2, 5, 3).permute(0, 2, 1).unsqueeze(2)
+        x = base.as_strided((2, 3, 1, 5), (15, 1, h_stride, 3))
+        on_axon = base.to("axon").as_strided((2, 3, 1, 5), (15, 1, h_stride, 3))
+        result, expected = pad(on_axon, [0, 0, 1, 1], mode="replicate"), pad(x, [0, 0, 1, 1], mode="replicate")
+        assert result.stride() == expected.stride()
+        torch.testing.assert_close(result.cpu(), expected)
+    for width in (9, 10):  # channels-last, sliced along the width
+        base = torch.arange(2 * 3 * 4 * width, dtype=torch.float32).reshape(2, 3, 4, width)
+        x = base.contiguous(memory_format=torch.channels_last)[..., ::2]
+        on_axon = base.to("axon").contiguous(memory_format=torch.channels_last)[..., ::2]
+        result, expected = pad(on_axon, [1, 1, 1, 1], mode="reflect"), pad(x, [1, 1, 1, 1], mode="reflect")
+        assert result.stride() == expected.stride()
+        torch.testing.assert_close(result.cpu(), expected)

@@ -1,5 +1,6 @@
 #include "host_execution/stream_launch.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -45,9 +46,14 @@ struct KernelLaunch {
 // docs/torch_compile.md has the measurements).
 constexpr std::size_t kSerialBelowBytes = std::size_t{1} << 20;
 
-// Runs `body` with OpenMP (and the BLAS, which follows it) limited to the
-// calling thread, restoring the thread's team size after.
+// Runs `body` with OpenMP limited to the calling thread, restoring the
+// thread's team size after. (MKL follows OpenMP's setting unless the user set
+// its own thread count with torch.set_num_threads: then its products keep two
+// threads, which costs time, not correctness.)
 void run_serially(const std::function<void()>& body) {
+  // ATen sets a thread's team size on its first parallel call; done here
+  // first, that setting is the one restored below rather than overriding ours.
+  at::get_num_threads();
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
   try {

@@ -159,14 +159,16 @@ class KeyBuilder {
     return word(known - storages_.begin()) && word(offset - known->second);
   }
 
-  // What decides a kernel's output layout besides the sizes themselves: which
-  // dimensions are empty, single or many; the order of the strides of the
-  // many; zero strides (expanded); contiguity in each memory format. A tensor
-  // sharing storage with an earlier argument (overlap checks depend on where)
-  // makes the call not describable this way.
+  // What decides a kernel's output layout besides the sizes themselves:
+  // which dimensions are empty, single or many; the order of all strides and
+  // which neighbours in that order are equal (kernels that pick a memory
+  // format look at the strides of single dimensions too); the memory format
+  // ATen suggests for it, loosely and exactly. Only non-overlapping dense
+  // tensors are described: in a sliced or expanded one, how the stride values
+  // compare with the sizes also decides layouts. A tensor sharing storage with
+  // an earlier argument is described only when it is the same view of it.
   bool layout_class(const at::Tensor& value) {
-    // The same tensor passed twice (`attention(q, k, k)`) is one class; any
-    // other sharing (views at other offsets) is not described.
+    if (!value.is_non_overlapping_and_dense()) return false;
     const c10::StorageImpl* storage = value.has_storage() ? value.storage().unsafeGetStorageImpl() : nullptr;
     if (storage != nullptr) {
       for (size_t index = 0; index < layout_views_.size(); ++index) {
@@ -180,19 +182,25 @@ class KeyBuilder {
       }
       layout_views_.push_back(value);
     }
-    std::vector<int64_t> many;
+    std::vector<int64_t> order(static_cast<size_t>(value.dim()));
     for (int64_t dim = 0; dim < value.dim(); ++dim) {
+      order[static_cast<size_t>(dim)] = dim;
       const int64_t size = value.size(dim);
       word(size < 2 ? size : 2);
-      if (size >= 2) many.push_back(dim);
-      if (size >= 2 && value.stride(dim) == 0) word(-3);
     }
-    std::stable_sort(many.begin(), many.end(), [&](int64_t a, int64_t b) { return value.stride(a) > value.stride(b); });
-    for (const int64_t dim : many) word(dim);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return value.stride(a) > value.stride(b); });
+    for (size_t position = 0; position < order.size(); ++position) {
+      word(order[position]);
+      if (position > 0) word(value.stride(order[position - 1]) == value.stride(order[position]));
+    }
+    if (value.dim() == 4 || value.dim() == 5) {
+      word(static_cast<int64_t>(value.suggest_memory_format()));
+      word(static_cast<int64_t>(value.suggest_memory_format(/*channels_last_strides_exact_match=*/true)));
+    }
     const bool channels_last = value.dim() == 4 && value.is_contiguous(c10::MemoryFormat::ChannelsLast);
     const bool channels_last_3d = value.dim() == 5 && value.is_contiguous(c10::MemoryFormat::ChannelsLast3d);
-    return word(value.is_contiguous() | (channels_last << 1) | (channels_last_3d << 2) |
-                (value.is_non_overlapping_and_dense() << 3));
+    return word(value.is_contiguous() | (channels_last << 1) | (channels_last_3d << 2));
   }
 
   std::vector<int64_t> words_;
@@ -640,10 +648,53 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   return outcome;
 }
 
-// The outcome of a call whose layout class is proven (shape_inference.h):
-// its own meta run, trusted without the CPU's. Null when the meta run fails
-// or warns: the full path then gives the call's own error or warnings.
-std::shared_ptr<const MetaOutcome> meta_alone(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+// A proof (shape_inference.h) covers a layout class together with which
+// dimensions of the results were empty or single: results are compared as
+// addresses go, which says nothing about the stride a single dimension gets
+// once it holds more (pixel_shuffle of channels-last input to one channel).
+std::vector<int64_t> proof_key(const std::vector<int64_t>& layout_class, const MetaOutcome& outcome) {
+  std::vector<int64_t> words = layout_class;
+  for (const auto values :
+       {c10::ArrayRef<c10::IValue>(outcome.returns), c10::ArrayRef<c10::IValue>(outcome.arguments_after)}) {
+    words.push_back(-9);
+    for (const auto& value : values) {
+      for_each_tensor(value, [&](const at::Tensor& tensor) {
+        words.push_back(tensor.defined() ? tensor.dim() : -2);
+        if (!tensor.defined()) return;
+        for (const int64_t size : tensor.sizes()) words.push_back(size < 2 ? size : 2);
+      });
+    }
+  }
+  return words;
+}
+
+// Layout classes some CPU run proved, and the proofs themselves (proof_key).
+std::mutex proven_mutex;
+std::unordered_set<std::vector<int64_t>, KeyHash> proven_layout_classes;
+std::unordered_set<std::vector<int64_t>, KeyHash> proofs;
+
+bool has_proof(const std::vector<int64_t>& words, const std::unordered_set<std::vector<int64_t>, KeyHash>& set) {
+  std::lock_guard<std::mutex> lock(proven_mutex);
+  return set.count(words) != 0;
+}
+
+void remember_proof(const std::vector<int64_t>& layout_class, const MetaOutcome& outcome) {
+  std::vector<int64_t> proof = proof_key(layout_class, outcome);
+  std::lock_guard<std::mutex> lock(proven_mutex);
+  if (proofs.size() >= kMaxCachedOutcomes) {
+    proofs.clear();
+    proven_layout_classes.clear();
+  }
+  proven_layout_classes.insert(layout_class);
+  proofs.insert(std::move(proof));
+}
+
+// The outcome of a call of a proven layout class: its own meta run, trusted
+// without the CPU's when a proof covers its results' shapes too. Null when
+// none does, or the meta run fails or warns: the full path then runs (and
+// gives the call's own error or warnings).
+std::shared_ptr<const MetaOutcome> meta_alone(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                              const std::vector<int64_t>& layout_class) {
   auto outcome = std::make_shared<MetaOutcome>();
   torch::jit::Stack stack = meta_arguments(args);
   outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
@@ -654,17 +705,14 @@ std::shared_ptr<const MetaOutcome> meta_alone(const c10::OperatorHandle& op, c10
   }
   outcome->meta_signature = meta_signature(stack, outcome->arguments_after);
   outcome->returns = std::move(stack);
+  if (!has_proof(proof_key(layout_class, *outcome), proofs)) return nullptr;
   outcome->proves_meta_layouts = true;
+  // A `.out` kernel that would lay its output out otherwise at these sizes
+  // (the CPU's layout choice can turn on size values the class leaves out)
+  // restrides the output alias and writes in its own layout: the functional
+  // kernel's result, copied into the meta layout, is right whatever it chose.
+  outcome->avoid_out_variant = true;
   return outcome;
-}
-
-// Layout classes (KeyBuilder with sizes_free) whose meta layouts a CPU run proved.
-std::mutex proven_mutex;
-std::unordered_set<std::vector<int64_t>, KeyHash> proven_layout_classes;
-
-bool is_proven(const std::vector<int64_t>& layout_class) {
-  std::lock_guard<std::mutex> lock(proven_mutex);
-  return proven_layout_classes.count(layout_class) != 0;
 }
 
 bool build_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, KeyBuilder& key) {
@@ -723,12 +771,12 @@ std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, 
   KeyBuilder layout_class(op, /*sizes_free=*/true);
   const bool has_layout_class = cacheable && build_key(op, args, layout_class);
   std::shared_ptr<const MetaOutcome> outcome;
-  if (has_layout_class && is_proven(layout_class.words())) outcome = meta_alone(op, args);
-  if (!outcome) outcome = run_meta(op, plan, args);
-  if (has_layout_class && outcome->proves_meta_layouts) {
-    std::lock_guard<std::mutex> lock(proven_mutex);
-    if (proven_layout_classes.size() >= kMaxCachedOutcomes) proven_layout_classes.clear();
-    proven_layout_classes.insert(layout_class.words());
+  if (has_layout_class && has_proof(layout_class.words(), proven_layout_classes)) {
+    outcome = meta_alone(op, args, layout_class.words());
+  }
+  if (!outcome) {
+    outcome = run_meta(op, plan, args);
+    if (has_layout_class && outcome->proves_meta_layouts) remember_proof(layout_class.words(), *outcome);
   }
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex);

@@ -17,10 +17,14 @@
 // has shown, for one call, that the CPU gives exactly the meta kernel's
 // layouts, later calls of the same layout class (the same operator,
 // dtypes, ranks, non-tensor values, dimensions of size 0, 1 or more, stride
-// order and contiguity; only sizes differ) run the meta kernel alone. What
+// order with its ties, suggested memory format and contiguity, every tensor
+// dense; only sizes differ) run the meta kernel alone. What
 // that gives up: an error that only the CPU kernel raises at the new size
 // (the meta kernel checks shapes too) is raised by the next synchronizing
-// call instead of by the call itself.
+// call instead of by the call itself; and where the CPU's layout choice turns
+// on size values (channel_shuffle when channels equal groups) or on the
+// strides of single dimensions, the result's strides can differ from the
+// CPU's, its values not (such calls run the functional kernel and copy).
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
