@@ -4,7 +4,9 @@
 #include <c10/core/TensorImpl.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
+#include <utility>
 
 #include "axon/runtime.h"
 #include "core/check.h"
@@ -109,16 +111,16 @@ bool HostAliases::staged() const {
 std::size_t HostAliases::bytes_covered() const {
   std::size_t bytes = 0;
   for (const StorageView& view : storages_) {
-    const bool read = view.read_begin < view.read_end;
-    const bool written = view.write_begin < view.write_end;
-    if (!read && !written) continue;
-    const std::size_t begin = read && written ? std::min(view.read_begin, view.write_begin)
-                              : read          ? view.read_begin
-                                              : view.write_begin;
-    const std::size_t end = read && written ? std::max(view.read_end, view.write_end)
-                            : read          ? view.read_end
-                                            : view.write_end;
-    bytes += end - begin;
+    // The span of the storage's read and written ranges, empty ones left out.
+    std::size_t begin = std::numeric_limits<std::size_t>::max();
+    std::size_t end = 0;
+    for (const auto& [first, last] :
+         {std::pair(view.read_begin, view.read_end), std::pair(view.write_begin, view.write_end)}) {
+      if (first >= last) continue;
+      begin = std::min(begin, first);
+      end = std::max(end, last);
+    }
+    if (begin < end) bytes += end - begin;
   }
   return bytes;
 }

@@ -92,15 +92,7 @@ void release_kernel(void* user_data) { delete static_cast<KernelLaunch*>(user_da
 void launch_task(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial) {
   auto* launch = new KernelLaunch{kernel_name, std::move(body), serial};
   const axon_host_function task{&run_kernel, &release_kernel, launch};
-  if (device_activity_recording()) {
-    // The profiler's device row names the kernel; built only while one records.
-    const std::string label = std::string("host_kernel<") + kernel_name + ">";
-    axon_activity_set_label(label.c_str());
-    const axon_status status = axon_stream_launch_host_function(stream, task);
-    axon_activity_set_label(nullptr);
-    AXON_CHECK(status, kernel_name);
-    return;
-  }
+  const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });
   // The driver owns `launch` from here on, even if the launch fails.
   AXON_CHECK(axon_stream_launch_host_function(stream, task), kernel_name);
 }

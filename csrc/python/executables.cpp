@@ -72,12 +72,10 @@ class Executable {
       bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
     }
     axon_stream stream = current_stream_handle(static_cast<c10::DeviceIndex>(device_));
-    const bool labelled = !label.empty() && device_activity_recording();
-    if (labelled) axon_activity_set_label(label.c_str());
-    const axon_status status = axon_stream_launch_executable(stream, handle_, entry_point.c_str(), bindings.data(),
-                                                             bindings.size(), nullptr, 0);
-    if (labelled) axon_activity_set_label(nullptr);
-    AXON_CHECK(status, "launching an executable");
+    const ActivityLabelScope named([&] { return label; });
+    AXON_CHECK(axon_stream_launch_executable(stream, handle_, entry_point.c_str(), bindings.data(), bindings.size(),
+                                             nullptr, 0),
+               "launching an executable");
   }
 
  private:
