@@ -31,6 +31,10 @@ def _find_xla_cpu_plugin() -> None:
         if os.path.isfile(library):
             for name in wanted:
                 os.environ[name] = library
+            # This build's loader logs an error-level line for every executable loaded from the compile cache
+            # (tuning flags such as +prefer-no-gather read as missing CPU features); the image was compiled on
+            # this very host. Failures still reach Axon as PJRT statuses.
+            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 _find_xla_cpu_plugin()
@@ -68,3 +72,14 @@ install_default_compile_routing()
 from .lightning import install_lightning_registration  # noqa: E402
 
 install_lightning_registration()
+
+
+def _lower_eager_kernel(name, overload, args, results, device):
+    """Compiled eager kernels (csrc/compiled_execution/) ask here once per call shape; the lowering
+    table is imported at the first such call, not with torch_axon."""
+    from .compile import eager_kernels
+
+    return eager_kernels.lower(name, overload, args, results, device)
+
+
+_C._set_eager_kernel_lowerer(_lower_eager_kernel)

@@ -6,6 +6,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty_strided.h>
 
+#include "compiled_execution/compiled_kernel.h"
 #include "core/check.h"
 #include "core/device.h"
 #include "core/generator.h"
@@ -305,6 +306,12 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     if (plan.argument_is_mutable[i]) {
       resize_like_meta(args[i], outcome->arguments_after[i], from_cache);
     }
+  }
+
+  if (launch_compiled_kernel(op, plan, args, results, device)) {
+    torch::jit::drop(*stack, num_args);
+    for (auto& result : results) stack->push_back(std::move(result));
+    return;
   }
 
   HostAliases aliases;

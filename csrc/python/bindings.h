@@ -26,6 +26,9 @@ void init_fallback(pybind11::module_& m);
 // _C.Executable: driver executables launched with tensors as bindings.
 void init_executables(pybind11::module_& m);
 
+// Compiled eager kernels: the lowerer torch_axon registers, the mode, the counters.
+void init_compiled_kernels(pybind11::module_& m);
+
 // Adopting foreign host buffers and CPU views of device memory (host drivers only).
 void init_adopted_host_buffers(pybind11::module_& m);
 

@@ -8,6 +8,7 @@
 #include <ATen/record_function.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,8 @@ class Executable {
   Executable& operator=(const Executable&) = delete;
 
   int device() const { return device_; }
+  // The driver's handle, for compiled eager kernels (compiled_execution/), which launch it from C++.
+  uintptr_t handle() const { return reinterpret_cast<uintptr_t>(handle_); }
 
   // (format, image): the driver's compiled image, loadable without compiling.
   std::pair<std::string, py::bytes> serialize() const {
@@ -90,6 +93,7 @@ void init_executables(py::module_& m) {
       .def(py::init<int, const std::string&, const py::bytes&>(), py::arg("device"), py::arg("format"),
            py::arg("image"))
       .def_property_readonly("device", &Executable::device)
+      .def_property_readonly("handle", &Executable::handle)
       .def("serialize", &Executable::serialize)
       .def("launch", &Executable::launch, py::arg("tensors"), py::arg("entry_point") = "main", py::arg("label") = "");
 }

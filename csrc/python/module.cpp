@@ -14,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   axon::init_random(m);
   axon::init_fallback(m);
   axon::init_executables(m);
+  axon::init_compiled_kernels(m);
   axon::init_adopted_host_buffers(m);
   axon::init_memory_history(m);
   axon::init_host_kernels(m);

@@ -42,6 +42,7 @@ from .device import (
     set_device,
     synchronize,
 )
+from .eager_kernels import compiled_kernel_stats, eager_kernels, reset_compiled_kernel_stats, set_eager_kernels
 from .fallback import fallback_mode, fallback_ops, reset_fallback_ops
 from .memory import (
     empty_cache,
@@ -89,14 +90,15 @@ from .streams import (
 OutOfMemoryError = torch.OutOfMemoryError
 
 __all__ = [
-    "Event", "OutOfMemoryError", "Stream", "StreamContext", "current_device", "current_stream", "default_generators",
-    "default_stream", "device", "device_count", "device_of", "driver_capabilities", "driver_name", "empty_cache",
-    "fallback_mode", "fallback_ops", "get_amp_supported_dtype", "get_device_capability", "get_device_name",
-    "get_device_properties", "get_memory_info", "get_per_process_memory_fraction", "get_rng_state",
-    "get_rng_state_all", "init", "initial_seed", "is_available", "is_bf16_supported", "is_initialized",
-    "is_launch_blocking", "is_tf32_supported", "manual_seed", "manual_seed_all", "max_memory_allocated",
-    "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
-    "reset_accumulated_memory_stats", "reset_fallback_ops", "reset_peak_memory_stats", "seed", "seed_all",
-    "set_device", "set_per_process_memory_fraction", "set_rng_state", "set_rng_state_all", "set_stream", "shutdown",
-    "stream", "synchronize",
+    "Event", "OutOfMemoryError", "Stream", "StreamContext", "compiled_kernel_stats", "current_device",
+    "current_stream", "default_generators", "default_stream", "device", "device_count", "device_of",
+    "driver_capabilities", "driver_name", "eager_kernels", "empty_cache", "fallback_mode", "fallback_ops",
+    "get_amp_supported_dtype", "get_device_capability", "get_device_name", "get_device_properties",
+    "get_memory_info", "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "init",
+    "initial_seed", "is_available", "is_bf16_supported", "is_initialized", "is_launch_blocking", "is_tf32_supported",
+    "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
+    "memory_allocated", "memory_reserved", "memory_stats", "memory_summary", "reset_accumulated_memory_stats",
+    "reset_compiled_kernel_stats", "reset_fallback_ops", "reset_peak_memory_stats", "seed", "seed_all", "set_device",
+    "set_eager_kernels", "set_per_process_memory_fraction", "set_rng_state", "set_rng_state_all", "set_stream",
+    "shutdown", "stream", "synchronize",
 ]

@@ -1,0 +1,74 @@
+// The second eager kernel provider: an ATen call run as a compiled device
+// program (a StableHLO executable the driver compiled for the call's exact
+// shapes), instead of a host kernel over device memory.
+//
+// Per call shape (the operator, each tensor's dtype and sizes, every other
+// argument's value) the provider asks the registered lowerer once, under the
+// GIL (torch_axon/compile/eager_kernels.py builds a one-node graph, lowers
+// it with the compile path's table and compiles it through the executable
+// caches). The answer is kept: an executable and which of the call's tensors
+// it binds, or "no", which sends that call shape to the host kernels. Later
+// calls of the shape launch the executable on the current stream without
+// entering Python.
+//
+// Which calls qualify: every tensor argument is a dense row-major axon
+// tensor of the call's device (the executable format's bindings), no
+// generator argument (random ops keep the host's Philox streams), and the
+// only mutated argument is an in-place op's `self`, written by the launch
+// as the functional op's result. Everything else stays on host kernels.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "axon/executable.h"
+#include "ops/operator_plan.h"
+
+namespace axon {
+
+enum class EagerKernels {
+  kHost,       // host kernels only
+  kCompiled,   // compiled kernels first, on every driver
+  kAutomatic,  // compiled kernels first where device memory is not host-addressable
+};
+
+// AXON_EAGER_KERNELS=host|compiled|auto (default auto), until set_eager_kernels.
+EagerKernels eager_kernels();
+void set_eager_kernels(EagerKernels mode);
+
+// What the lowerer answers for one call shape.
+struct LoweredKernel {
+  axon_executable executable = nullptr;  // kept alive by the lowerer for the process's life
+  std::vector<int> inputs;               // positions, among the call's tensors in argument order, of the bindings
+};
+
+// (operator, arguments, results to write, device) -> the kernel, or nullopt
+// to send this call shape to the host kernels. Called with the GIL not held.
+using KernelLowerer = std::function<std::optional<LoweredKernel>(const c10::OperatorHandle&, c10::ArrayRef<c10::IValue>,
+                                                                 const std::vector<c10::IValue>&, int)>;
+void set_kernel_lowerer(KernelLowerer lowerer);
+
+// Launches `op` as a compiled kernel on the current stream of `device`,
+// writing `results` (fresh outputs allocated from the meta run, and the
+// aliased arguments of in-place ops). False when this call goes to the host
+// kernels instead; nothing has been queued then.
+bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
+                            const std::vector<c10::IValue>& results, c10::Device device);
+
+struct CompiledKernelStats {
+  int64_t launches = 0;       // calls run as compiled kernels
+  int64_t lowered = 0;        // call shapes compiled
+  int64_t declined = 0;       // call shapes the lowerer sent to the host kernels
+  int64_t not_eligible = 0;   // calls that never asked (strided tensors, generators, out=, ...)
+  int64_t cache_full = 0;     // new call shapes refused because the cache holds its limit
+  int64_t value_limited = 0;  // new floating values refused: the call shape has its variants
+};
+CompiledKernelStats compiled_kernel_stats();
+void reset_compiled_kernel_stats();
+
+}  // namespace axon

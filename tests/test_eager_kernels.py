@@ -1,0 +1,192 @@
+"""Compiled eager kernels (csrc/compiled_execution/): ATen calls run as StableHLO executables per call shape.
+
+Each test switches the provider to "compiled" (on the emulated driver it is "host" by default) and compares
+with the CPU; the counters prove which provider ran. The last tests run on the PJRT driver, where "auto"
+means compiled.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+import torch
+from conftest import run_python
+
+
+@pytest.fixture(autouse=True)
+def compiled_kernels():
+    previous = torch.axon.eager_kernels()
+    torch.axon.set_eager_kernels("compiled")
+    torch.axon.reset_compiled_kernel_stats()
+    yield
+    torch.axon.set_eager_kernels(previous)
+
+
+def stats():
+    return torch.axon.compiled_kernel_stats()
+
+
+def test_the_default_is_auto_and_bad_modes_are_refused():
+    result = run_python("import torch, torch_axon; print(torch.axon.eager_kernels())", {"AXON_EAGER_KERNELS": ""})
+    assert result.stdout.strip() == "auto", result.stderr[-2000:]
+    with pytest.raises(ValueError, match="host', 'compiled' or 'auto"):
+        torch.axon.set_eager_kernels("fast")
+
+
+def test_operators_run_as_compiled_kernels_and_match_the_cpu():
+    torch.manual_seed(0)
+    x, y, w = torch.randn(6, 8), torch.randn(6, 8), torch.randn(8, 3)
+    checks = {
+        "add": lambda a, b, w: a + b,
+        "mul_scalar": lambda a, b, w: a * 2.5 - 1,
+        "mm": lambda a, b, w: a @ w,
+        "layer_norm": lambda a, b, w: torch.nn.functional.layer_norm(a, (8,)),
+        "softmax": lambda a, b, w: a.softmax(-1),
+        "sum": lambda a, b, w: a.sum(1),
+        "where": lambda a, b, w: torch.where(a > b, a, b),
+        "cat": lambda a, b, w: torch.cat([a, b], 1),
+        "int_ops": lambda a, b, w: (a * 10).to(torch.int64) // 3,
+    }
+    for name, f in checks.items():
+        expected = f(x, y, w)
+        got = f(x.to("axon"), y.to("axon"), w.to("axon")).cpu()
+        torch.testing.assert_close(got, expected, msg=name)
+    counters = stats()
+    assert counters["launches"] >= len(checks), counters
+    assert counters["lowered"] >= len(checks), counters
+
+
+def test_a_call_shape_is_lowered_once_then_launched_without_python():
+    a = torch.randn(5, 7, device="axon")
+    (a + a).cpu()
+    lowered = stats()["lowered"]
+    launches = stats()["launches"]
+    for _ in range(20):
+        b = a + a
+    torch.testing.assert_close(b.cpu(), (a.cpu() * 2))
+    assert stats()["lowered"] == lowered
+    assert stats()["launches"] == launches + 20
+
+
+def test_in_place_operators_write_self_and_nothing_else():
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    on_axon = base.to("axon")
+    rows = on_axon[1:3]  # contiguous, at an offset into the storage
+    rows.mul_(2).add_(torch.ones(2, 6, device="axon"))
+    expected = base.clone()
+    expected[1:3].mul_(2).add_(1)
+    torch.testing.assert_close(on_axon.cpu(), expected)
+    assert stats()["launches"] >= 2
+
+
+def test_scalar_values_share_a_bounded_number_of_executables():
+    a = torch.randn(16, device="axon")
+    for step in range(20):
+        torch.testing.assert_close((a * (1.0 + step / 7)).cpu(), a.cpu() * (1.0 + step / 7))
+    counters = stats()
+    assert counters["lowered"] <= 8, counters
+    assert counters["value_limited"] >= 12, counters
+
+
+def test_strided_inputs_generators_and_out_run_as_host_kernels():
+    a = torch.randn(6, 8)
+    on_axon = a.to("axon")
+    torch.testing.assert_close((on_axon.t() * 3).cpu(), a.t() * 3)
+    torch.axon.manual_seed(3)
+    dropped = torch.nn.functional.dropout(on_axon, 0.5).cpu()
+    out = torch.empty(6, 8, device="axon")
+    torch.add(on_axon, on_axon, out=out)
+    torch.testing.assert_close(out.cpu(), a + a)
+    assert stats()["not_eligible"] >= 2 and stats()["launches"] == 0, stats()
+    torch.axon.set_eager_kernels("host")
+    torch.axon.manual_seed(3)
+    torch.testing.assert_close(torch.nn.functional.dropout(on_axon, 0.5).cpu(), dropped)
+
+
+def test_operators_without_a_lowering_are_declined_once_and_still_correct():
+    from torch_axon.compile import eager_kernels
+
+    a = torch.rand(9, 4) + 0.5
+    for _ in range(3):
+        torch.testing.assert_close(torch.special.i0e(a.to("axon")).cpu(), torch.special.i0e(a))
+    counters = stats()
+    assert counters["declined"] >= 1 and counters["launches"] == 0, counters
+    assert "aten::special_i0e" in eager_kernels.report()
+
+
+def test_errors_are_raised_at_the_call():
+    a, b = torch.randn(3, 4, device="axon"), torch.randn(5, 4, device="axon")
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        a + b
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+        a @ b
+
+
+def test_a_failing_lowerer_warns_and_leaves_the_call_to_host_kernels(monkeypatch):
+    from torch_axon.compile import eager_kernels
+
+    def broken(*args):
+        raise KeyError("lowering bug")
+
+    monkeypatch.setattr(eager_kernels, "lower", broken)
+    a = torch.randn(3, 11)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = (a.to("axon") - 0.25).cpu()
+    torch.testing.assert_close(result, a - 0.25)
+    assert any("lowering bug" in str(w.message) for w in caught)
+
+
+def _losses(model, device, steps=4):
+    generator = torch.Generator().manual_seed(1)
+    data = torch.randn(32, 12, generator=generator).to(device)
+    target = torch.randint(0, 3, (32,), generator=generator).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(data), target)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_training_matches_the_cpu():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(12, 24), torch.nn.GELU(), torch.nn.LayerNorm(24),
+                                torch.nn.Linear(24, 3))
+    on_axon = copy.deepcopy(model).to("axon")
+    torch.testing.assert_close(_losses(on_axon, "axon"), _losses(model, "cpu"), atol=1e-5, rtol=1e-5)
+    assert stats()["launches"] > 20
+
+
+def test_the_profiler_names_compiled_kernels():
+    a = torch.randn(8, 8, device="axon")
+    (a - a).cpu()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.PrivateUse1]) as profile:
+        (a - a).cpu()
+    names = {event.name for event in profile.events()}
+    assert "compiled_kernel<aten::sub>" in names, sorted(names)
+
+
+def test_on_the_pjrt_driver_auto_means_compiled():
+    result = run_python("""
+        import torch, torch_axon
+        print("mode", torch.axon.eager_kernels())
+        a, b = torch.randn(6, 7), torch.randn(7, 5)
+        x, y = a.to("axon"), b.to("axon")
+        print("matmul", torch.allclose((x @ y).cpu(), a @ b, atol=1e-5))
+        z = x.clone(); z.mul_(3).sub_(1)
+        print("in_place", torch.allclose(z.cpu(), a * 3 - 1))
+        print("strided", torch.equal((x.t() * 2).cpu(), a.t() * 2))
+        counters = torch.axon.compiled_kernel_stats()
+        print("launches", counters["launches"] >= 3)
+    """, {"AXON_DRIVER": "pjrt", "AXON_EAGER_KERNELS": ""}, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = dict(line.split() for line in result.stdout.strip().splitlines())
+    assert lines == {"mode": "auto", "matmul": "True", "in_place": "True", "strided": "True",
+                     "launches": "True"}, result.stdout
