@@ -81,6 +81,15 @@ def test_in_place_operators_write_self_and_nothing_else():
     assert stats()["launches"] >= 2
 
 
+def test_in_place_operands_sharing_self_keep_the_cpu_overlap_rules():
+    a = torch.arange(10, dtype=torch.float32)
+    on_axon = a.to("axon")
+    with pytest.raises(RuntimeError, match="single memory location"):
+        on_axon[1:].add_(on_axon[:-1])
+    on_axon.add_(on_axon)
+    torch.testing.assert_close(on_axon.cpu(), a * 2)
+
+
 def test_scalar_values_share_a_bounded_number_of_executables():
     a = torch.randn(16, device="axon")
     for step in range(20):
@@ -90,10 +99,22 @@ def test_scalar_values_share_a_bounded_number_of_executables():
     assert counters["value_limited"] >= 12, counters
 
 
-def test_strided_inputs_generators_and_out_run_as_host_kernels():
+def test_transposed_tensors_bind_their_memory_in_its_order():
+    a, b = torch.randn(6, 8), torch.randn(8, 5)
+    x, y = a.to("axon"), b.to("axon")
+    product = x.t().t() @ y.t().contiguous().t()
+    torch.testing.assert_close(product.cpu(), a @ b)
+    image = torch.randn(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    doubled = image.to("axon") * 2  # a channels-last result, as on the CPU
+    assert doubled.stride() == (image * 2).stride()
+    torch.testing.assert_close(doubled.cpu(), image * 2)
+    assert stats()["launches"] >= 2 and stats()["not_eligible"] == 0, stats()
+
+
+def test_gapped_views_generators_and_out_run_as_host_kernels():
     a = torch.randn(6, 8)
     on_axon = a.to("axon")
-    torch.testing.assert_close((on_axon.t() * 3).cpu(), a.t() * 3)
+    torch.testing.assert_close((on_axon[:, ::2] * 3).cpu(), a[:, ::2] * 3)
     torch.axon.manual_seed(3)
     dropped = torch.nn.functional.dropout(on_axon, 0.5).cpu()
     out = torch.empty(6, 8, device="axon")

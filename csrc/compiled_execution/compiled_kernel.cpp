@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/check.h"
@@ -54,6 +55,7 @@ struct CallShapeHash {
 std::mutex cache_mutex;
 std::unordered_map<CallShape, std::optional<LoweredKernel>, CallShapeHash> cache;  // guarded by cache_mutex
 std::unordered_map<CallShape, int, CallShapeHash> value_variants;                  // guarded by cache_mutex
+std::unordered_set<const c10::FunctionSchema*> declined_operators;                 // guarded by cache_mutex
 KernelLowerer registered_lowerer;                                                  // guarded by cache_mutex
 
 std::atomic<int> mode{-1};  // EagerKernels, or -1 until read from the environment
@@ -84,8 +86,16 @@ void add_number(CallShape& key, const c10::Scalar& number) {
   }
 }
 
+// Whether a tensor's elements fill one memory range without gaps or
+// overlaps, in any dimension order (a transpose of a contiguous tensor is):
+// the lowerer binds that range and permutes it to the tensor's dimensions.
+bool bindable(const at::Tensor& tensor, c10::Device device) {
+  return tensor.device() == device && tensor.layout() == c10::kStrided && tensor.is_non_overlapping_and_dense() &&
+         !tensor.is_conj() && !tensor.is_neg();
+}
+
 // Appends one tensor's part of the key, or returns false when the tensor
-// cannot be a binding (not a dense row-major tensor of `device`).
+// cannot be a binding (not a dense tensor of `device`).
 bool add_tensor(CallShape& key, std::vector<at::Tensor>& flat, const at::Tensor& tensor, c10::Device device) {
   if (!tensor.defined()) {
     key.push_back(kUndefinedTensor);
@@ -98,14 +108,12 @@ bool add_tensor(CallShape& key, std::vector<at::Tensor>& flat, const at::Tensor&
     add_number(key, tensor.item());
     return true;
   }
-  if (tensor.device() != device || tensor.layout() != c10::kStrided || !tensor.is_contiguous() || tensor.is_conj() ||
-      tensor.is_neg() || tensor.dtype() == at::kComplexHalf) {
-    return false;
-  }
+  if (!bindable(tensor, device) || tensor.dtype() == at::kComplexHalf) return false;
   key.push_back(kTensor);
   key.push_back(static_cast<int64_t>(tensor.scalar_type()));
   key.push_back(tensor.dim());
   for (int64_t size : tensor.sizes()) key.push_back(size);
+  for (int64_t stride : tensor.strides()) key.push_back(stride);
   flat.push_back(tensor);
   return true;
 }
@@ -160,11 +168,7 @@ bool mutations_supported(const c10::OperatorHandle& op, const OperatorPlan& plan
 bool results_bindable(const std::vector<c10::IValue>& results, c10::Device device) {
   for (const c10::IValue& result : results) {
     if (!result.isTensor()) return false;
-    const at::Tensor& tensor = result.toTensor();
-    if (!tensor.defined() || tensor.device() != device || !tensor.is_contiguous() || tensor.is_conj() ||
-        tensor.is_neg()) {
-      return false;
-    }
+    if (!result.toTensor().defined() || !bindable(result.toTensor(), device)) return false;
   }
   return true;
 }
@@ -212,19 +216,23 @@ std::optional<LoweredKernel> kernel_for(CallShape&& key, const c10::OperatorHand
     }
     lowerer = registered_lowerer;
   }
-  std::optional<LoweredKernel> kernel;
+  LoweringAnswer answer;
   lowering_now = true;
   try {
-    kernel = lowerer(op, args, results, device.index());
+    answer = lowerer(op, args, results, device.index());
   } catch (...) {
     lowering_now = false;
     throw;
   }
   lowering_now = false;
-  ++(kernel.has_value() ? lowered_shapes : declined_shapes);
+  ++(answer.kernel.has_value() ? lowered_shapes : declined_shapes);
   std::lock_guard<std::mutex> lock(cache_mutex);
-  cache.emplace(std::move(key), kernel);
-  return kernel;
+  if (answer.decline_operator) {
+    declined_operators.insert(&op.schema());
+  } else {
+    cache.emplace(std::move(key), answer.kernel);
+  }
+  return answer.kernel;
 }
 
 }  // namespace
@@ -254,6 +262,10 @@ void set_kernel_lowerer(KernelLowerer lowerer) {
 bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
                             const std::vector<c10::IValue>& results, c10::Device device) {
   if (lowering_now || !enabled_for(device)) return false;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (declined_operators.count(&op.schema()) > 0) return false;
+  }
   CallShape key;
   std::vector<at::Tensor> flat;
   key.reserve(32);
@@ -261,6 +273,14 @@ bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& p
   key.push_back(device.index());
   bool eligible = plan.generator_argument < 0 && mutations_supported(op, plan) && results_bindable(results, device);
   for (size_t i = 0; eligible && i < args.size(); ++i) eligible = add_argument(key, flat, args[i], device);
+  // An in-place call whose other operands share self's storage: the host
+  // kernel's overlap checks decide (they raise for partial overlap, as the CPU does).
+  if (eligible && plan.argument_is_mutable.size() > 0 && plan.argument_is_mutable[0]) {
+    const at::Tensor& self = results.front().toTensor();
+    for (size_t i = 1; eligible && i < flat.size(); ++i) {
+      eligible = !flat[i].storage().is_alias_of(self.storage());
+    }
+  }
   if (!eligible) {
     ++not_eligible;
     return false;

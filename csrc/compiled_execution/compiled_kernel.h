@@ -47,10 +47,17 @@ struct LoweredKernel {
   std::vector<int> inputs;               // positions, among the call's tensors in argument order, of the bindings
 };
 
-// (operator, arguments, results to write, device) -> the kernel, or nullopt
-// to send this call shape to the host kernels. Called with the GIL not held.
-using KernelLowerer = std::function<std::optional<LoweredKernel>(const c10::OperatorHandle&, c10::ArrayRef<c10::IValue>,
-                                                                 const std::vector<c10::IValue>&, int)>;
+// The lowerer's answer: a kernel, or host kernels for this call shape, or
+// host kernels for every call of the operator (no lowering at all).
+struct LoweringAnswer {
+  std::optional<LoweredKernel> kernel;
+  bool decline_operator = false;
+};
+
+// (operator, arguments, results to write, device) -> the answer. Called
+// with the GIL not held.
+using KernelLowerer = std::function<LoweringAnswer(const c10::OperatorHandle&, c10::ArrayRef<c10::IValue>,
+                                                   const std::vector<c10::IValue>&, int)>;
 void set_kernel_lowerer(KernelLowerer lowerer);
 
 // Launches `op` as a compiled kernel on the current stream of `device`,

@@ -19,14 +19,15 @@ namespace axon {
 namespace {
 
 // Wraps a Python callable lower(name, overload, args, results, device) ->
-// (executable handle, input positions) | None as the provider's lowerer. A
+// (executable handle, input positions) | None (not this call shape) | False
+// (not this operator) as the provider's lowerer. A
 // Python exception declines the call shape (host kernels run it) with one
 // warning naming the operator: a lowering bug must not fail a correct call.
 KernelLowerer python_lowerer(py::object callable) {
   // Leaked on purpose: the provider may call it until the process ends, after Python's finalization.
   auto* held = new py::object(std::move(callable));
   return [held](const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, const std::vector<c10::IValue>& results,
-                int device) -> std::optional<LoweredKernel> {
+                int device) -> LoweringAnswer {
     py::gil_scoped_acquire gil;
     try {
       py::list py_args;
@@ -38,13 +39,14 @@ KernelLowerer python_lowerer(py::object callable) {
       py::list py_results;
       for (const c10::IValue& result : results) py_results.append(torch::jit::toPyObject(result));
       const py::object answer = (*held)(op.schema().name(), op.schema().overload_name(), py_args, py_results, device);
-      if (answer.is_none()) return std::nullopt;
+      if (answer.is_none()) return LoweringAnswer{};
+      if (py::isinstance<py::bool_>(answer)) return LoweringAnswer{std::nullopt, !answer.cast<bool>()};
       auto [handle, inputs] = answer.cast<std::pair<uintptr_t, std::vector<int>>>();
-      return LoweredKernel{reinterpret_cast<axon_executable>(handle), std::move(inputs)};
+      return LoweringAnswer{LoweredKernel{reinterpret_cast<axon_executable>(handle), std::move(inputs)}};
     } catch (py::error_already_set& error) {
       TORCH_WARN("[axon] compiling ", op.schema().name(),
                  " as an eager kernel failed; it runs as a host kernel: ", error.what());
-      return std::nullopt;
+      return LoweringAnswer{};
     }
   };
 }

@@ -5,11 +5,13 @@ per call shape (operator, each tensor's dtype and sizes, every other argument's 
 an executable handle and which of the call's tensors it binds, or None, which sends that call shape to the
 host kernels for good. Later calls of the same shape launch the executable without entering Python.
 
-The call becomes a one-node FX graph over the lowering table the compile path uses (lowering/), so an op
-compiles here exactly when `torch.compile(backend="axon")` would lower it. In-place overloads (`add_`) lower
-their functional twin (`add`), whose result the launch writes into `self`. Calls the table cannot express
-exactly are declined: ops without a lowering, lowerings that need run-time checks (bounds, ties: those
-raise or decide on the host), results whose dtype or shape differ from the call's.
+The call is traced into an FX graph with the compile path's core-ATen decompositions (decompositions.py)
+and lowered with its table (lowering/), so an op compiles here exactly when `torch.compile(backend="axon")`
+would lower it: `gelu_backward` or `addcdiv` become the elementwise ops they decompose into. In-place
+overloads (`add_`) lower their functional twin (`add`), whose result the launch writes into `self`. Calls
+the table cannot express exactly are declined: operators without a lowering (for every call shape at once),
+lowerings that need run-time checks (bounds, ties: those raise or decide on the host), results whose dtype
+or shape differ from the call's.
 """
 
 from __future__ import annotations
@@ -58,66 +60,116 @@ def _flatten_tensors(args) -> list[torch.Tensor]:
     return flat
 
 
-def _one_node_graph(target, schema, args) -> torch.fx.GraphModule:
-    graph = torch.fx.Graph()
-    count = 0
-
-    def placeholder():
-        nonlocal count
-        count += 1
-        return graph.placeholder(f"t{count - 1}")
-
-    positional, keywords = [], {}
-    for argument, value in zip(schema.arguments, args):
-        if isinstance(value, torch.Tensor):
-            value = placeholder()
-        elif isinstance(value, (list, tuple)):
-            value = [placeholder() if isinstance(item, torch.Tensor) else item for item in value]
-        if argument.kwarg_only:
-            keywords[argument.name] = value
-        else:
-            positional.append(value)
-    call = graph.call_function(target, tuple(positional), keywords)
-    returns = len(target._schema.returns)
-    if returns == 1:
-        graph.output((call,))
-    else:
-        graph.output(tuple(graph.call_function(operator.getitem, (call, i)) for i in range(returns)))
-    return torch.fx.GraphModule(torch.nn.Module(), graph)
+def _memory_order(tensor: torch.Tensor) -> list[int]:
+    """The tensor's dimensions from outermost to innermost in memory: `tensor.permute(order)` is contiguous
+    (the identity for a contiguous tensor; C++ only offers dense tensors)."""
+    if tensor.is_contiguous():
+        return list(range(tensor.dim()))
+    return sorted(range(tensor.dim()), key=lambda d: (-tensor.stride(d), d))
 
 
-def _decline(name: str, reason: str):
+def _inverse(order: list[int]) -> list[int]:
+    inverse = [0] * len(order)
+    for position, dim in enumerate(order):
+        inverse[dim] = position
+    return inverse
+
+
+def _is_identity(order: list[int]) -> bool:
+    return order == sorted(order)
+
+
+def _traced_graph(target, schema, args, input_orders, result_orders) -> torch.fx.GraphModule:
+    """The call as an FX graph over its tensors' memory (each input a contiguous array in its memory order,
+    each result returned in its memory order), with core-ATen decompositions applied as the compile path
+    applies them (decompositions.py): an op the table lowers stays one node, others become the ops they
+    decompose into."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def call(*physical):
+        supply = iter(p if _is_identity(order) else p.permute(_inverse(order))
+                      for p, order in zip(physical, input_orders))
+
+        def take(value):
+            if isinstance(value, torch.Tensor):
+                return next(supply)
+            if isinstance(value, (list, tuple)):
+                return [next(supply) if isinstance(item, torch.Tensor) else item for item in value]
+            return value
+
+        positional, keywords = [], {}
+        for argument, value in zip(schema.arguments, args):
+            if argument.kwarg_only:
+                keywords[argument.name] = take(value)
+            else:
+                positional.append(take(value))
+        result = target(*positional, **keywords)
+        results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        return tuple(r if _is_identity(order) else r.permute(order) for r, order in zip(results, result_orders))
+
+    inputs = [t.permute(order) for t, order in zip(_flatten_tensors(args), input_orders)]
+    return make_fx(call, decomposition_table=_decompositions(), tracing_mode="fake")(*inputs)
+
+
+_table = None
+
+
+def _decompositions():
+    global _table
+    if _table is None:
+        from .decompositions import decompositions
+
+        _table = decompositions()
+    return _table
+
+
+def _unlowered(graph_module: torch.fx.GraphModule) -> list[str]:
+    return sorted({str(node.target) for node in graph_module.graph.nodes
+                   if node.op == "call_function" and node.target is not operator.getitem
+                   and lowering_for(node.target) is None})
+
+
+def _decline(name: str, reason: str, whole_operator: bool = False):
+    """None: host kernels for this call shape; False: for every call of the operator."""
     with _lock:
         declined[name][reason] += 1
-    return None
+    return False if whole_operator else None
 
 
 def lower(name: str, overload: str, args: list, results: list, device: int):
-    """(executable handle, positions of the bound inputs among the call's tensors), or None.
+    """(executable handle, positions of the bound inputs among the call's tensors); None to leave this call
+    shape to host kernels; False to leave the whole operator to them.
 
     `args` are the call's arguments in schema order (axon tensors, Python values); `results` the tensors
     the launch must write, in the operator's return order (for in-place ops, `self`).
     """
     target = _target(name, overload)
-    if target is None or lowering_for(target) is None:
-        return _decline(name, "no lowering")
-    if target._schema.is_mutable:
-        return _decline(name, "its functional form mutates")
-    schema = target._schema
-    if len(schema.arguments) != len(args):
-        return _decline(name, "the functional form takes other arguments")
+    if target is None or target._schema.is_mutable or len(target._schema.arguments) != len(args):
+        return _decline(name, "no functional form", whole_operator=True)
+    if lowering_for(target) is None and target not in _decompositions():
+        return _decline(name, "no lowering", whole_operator=True)
+    inputs = _flatten_tensors(args)
+    input_orders = [_memory_order(t) for t in inputs]
+    result_orders = [_memory_order(r) for r in results]
+    if len(target._schema.returns) != len(results):
+        return _decline(name, "returns differ from the functional form's", whole_operator=True)
     try:
-        graph_module = _one_node_graph(target, schema, args)
-        inputs = _flatten_tensors(args)
-        lowered = lower_graph(graph_module, inputs)
+        graph_module = _traced_graph(target, target._schema, args, input_orders, result_orders)
+    except Exception as error:  # noqa: BLE001  any tracing failure leaves this call to the host kernels
+        return _decline(name, f"tracing: {type(error).__name__}")
+    unlowered = _unlowered(graph_module)
+    if unlowered:
+        return _decline(name, f"decomposes into {', '.join(unlowered)}", whole_operator=True)
+    try:
+        lowered = lower_graph(graph_module, [t.permute(order) for t, order in zip(inputs, input_orders)])
     except (LoweringError, NotImplementedError, RuntimeError, TypeError, ValueError, IndexError) as error:
         return _decline(name, f"lowering: {type(error).__name__}")
     if lowered.checks:
         return _decline(name, "needs run-time checks")
     if lowered.outputs != [("tensor", i) for i in range(len(results))]:
         return _decline(name, "results are not fresh tensors")
-    for meta, result in zip(lowered.output_meta, results):
-        if tuple(meta.shape) != tuple(result.shape) or meta.dtype != result.dtype:
+    for meta, result, order in zip(lowered.output_meta, results, result_orders):
+        if tuple(meta.shape) != tuple(result.permute(order).shape) or meta.dtype != result.dtype:
             return _decline(name, "result dtype or shape differs")
     try:
         program = executable.compile_module(lowered.text, device)
