@@ -15,6 +15,7 @@ cannot address, where `auto` picks compiled kernels).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import pathlib
@@ -52,9 +53,10 @@ def first_calls() -> dict:
         function(a, b)
         torch.axon.synchronize()
         first = time.perf_counter() - start
-        compiled = seconds_per_call(lambda: function(a, b), "axon", min_time=0.2)
+        call = functools.partial(function, a, b)
+        compiled = seconds_per_call(call, "axon", min_time=0.2)
         torch.axon.set_eager_kernels("host")
-        host = seconds_per_call(lambda: function(a, b), "axon", min_time=0.2)
+        host = seconds_per_call(call, "axon", min_time=0.2)
         torch.axon.set_eager_kernels("compiled")
         results[name] = {"first_ms": first * 1e3, "compiled_us": compiled * 1e6, "host_us": host * 1e6}
     results["stats"] = torch.axon.compiled_kernel_stats()
