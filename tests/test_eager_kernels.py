@@ -90,13 +90,39 @@ def test_in_place_operands_sharing_self_keep_the_cpu_overlap_rules():
     torch.testing.assert_close(on_axon.cpu(), a * 2)
 
 
-def test_scalar_values_share_a_bounded_number_of_executables():
-    a = torch.randn(16, device="axon")
+def test_floating_values_are_operands_of_one_executable():
+    a = torch.randn(16)
+    x = a.to("axon")
     for step in range(20):
-        torch.testing.assert_close((a * (1.0 + step / 7)).cpu(), a.cpu() * (1.0 + step / 7))
+        value = 1.0 + (step + 1) / 7  # an optimizer's step size: new every step
+        torch.testing.assert_close((x * value).cpu(), a * value)
+        torch.testing.assert_close(torch.addcdiv(x, x, x.abs() + 1, value=-value).cpu(),
+                                   torch.addcdiv(a, a, a.abs() + 1, value=-value))
     counters = stats()
-    assert counters["lowered"] <= 8, counters
-    assert counters["value_limited"] >= 12, counters
+    assert counters["lowered"] <= 4 and counters["launches"] >= 40, counters
+
+
+def test_special_values_keep_programs_of_their_own():
+    matrix = torch.full((3, 3), float("nan"))
+    ones = torch.ones(3, 3)
+    on_axon = matrix.to("axon")
+    for beta in (0.0, 0.5):  # beta == 0 ignores the input (NaN here); a shared program would not
+        torch.testing.assert_close(torch.addmm(on_axon, ones.to("axon"), ones.to("axon"), beta=beta).cpu(),
+                                   torch.addmm(matrix, ones, ones, beta=beta), equal_nan=True)
+    a = torch.randn(8)
+    for value in (0.0, 1.0, -1.0, 2.5, float("inf")):
+        torch.testing.assert_close((a.to("axon") * value).cpu(), a * value, equal_nan=True)
+
+
+def test_values_a_program_cannot_take_are_bounded_per_call_shape():
+    a = torch.randn(16)
+    x = a.to("axon")
+    for step in range(20):
+        slope = 0.01 * (step + 1)  # leaky_relu's slope is a Scalar argument: a constant of its program
+        torch.testing.assert_close(torch.nn.functional.leaky_relu(x, slope).cpu(),
+                                   torch.nn.functional.leaky_relu(a, slope))
+    counters = stats()
+    assert counters["lowered"] <= 8 and counters["value_limited"] >= 12, counters
 
 
 def test_transposed_tensors_bind_their_memory_in_its_order():

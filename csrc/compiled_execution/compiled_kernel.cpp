@@ -1,6 +1,9 @@
 #include "compiled_execution/compiled_kernel.h"
 
+#include <ATen/ops/empty.h>
+
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -9,10 +12,10 @@
 #include <unordered_set>
 #include <utility>
 
+#include "axon/memory.h"
 #include "core/check.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
-#include "ops/argument_tensors.h"
 #include "profiler/device_activity.h"
 
 namespace axon {
@@ -22,9 +25,9 @@ namespace {
 // shapes beyond it run on host kernels, so a loop over ever-new shapes keeps
 // host memory and compile time bounded.
 constexpr size_t kCallShapeLimit = 8192;
-// Call shapes that differ only in floating values (an optimizer's step size
-// changes every step) compile at most this many variants; further values
-// run on host kernels rather than compiling once per value.
+// Call shapes that differ only in floating values the lowerer could not make
+// operands compile at most this many variants; further values run on host
+// kernels rather than compiling once per value.
 constexpr int kValueVariantLimit = 8;
 
 // Tags of the call-shape key, one per kind of argument value.
@@ -41,6 +44,9 @@ enum Tag : int64_t {
   kDevice,
   kWrappedNumber
 };
+// Follows kDouble in the key: the next word is the value's bits, which the
+// value-free form of the key (`without_floating_values`) drops.
+constexpr int64_t kFloatingValueMark = -0x7a30f1;
 
 using CallShape = std::vector<int64_t>;
 
@@ -53,10 +59,13 @@ struct CallShapeHash {
 };
 
 std::mutex cache_mutex;
+// By full key: programs with the floating values as constants, and declines.
 std::unordered_map<CallShape, std::optional<LoweredKernel>, CallShapeHash> cache;  // guarded by cache_mutex
-std::unordered_map<CallShape, int, CallShapeHash> value_variants;                  // guarded by cache_mutex
-std::unordered_set<const c10::FunctionSchema*> declined_operators;                 // guarded by cache_mutex
-KernelLowerer registered_lowerer;                                                  // guarded by cache_mutex
+// By value-free key: programs taking the floating values as operands.
+std::unordered_map<CallShape, LoweredKernel, CallShapeHash> operand_cache;  // guarded by cache_mutex
+std::unordered_map<CallShape, int, CallShapeHash> value_variants;           // guarded by cache_mutex
+std::unordered_set<const c10::FunctionSchema*> declined_operators;          // guarded by cache_mutex
+KernelLowerer registered_lowerer;                                           // guarded by cache_mutex
 
 std::atomic<int> mode{-1};  // EagerKernels, or -1 until read from the environment
 std::atomic<int64_t> launches{0}, lowered_shapes{0}, declined_shapes{0}, not_eligible{0}, cache_full{0},
@@ -69,81 +78,106 @@ int64_t bits_of(double value) {
   return bits;
 }
 
-// Floating values are marked in the key so that call shapes differing only
-// in them can be counted (value_variants).
-constexpr int64_t kFloatingValueMark = -0x7a30f1;
+// Finite and not 0 or ±1: a value a program taking it as an operand serves
+// (decompositions may special-case the others, e.g. addmm's beta == 0).
+bool generic_value(double value) { return std::isfinite(value) && value != 0.0 && value != 1.0 && value != -1.0; }
 
-void add_number(CallShape& key, const c10::Scalar& number) {
-  if (number.isFloatingPoint()) {
-    key.insert(key.end(), {kDouble, kFloatingValueMark, bits_of(number.toDouble())});
-  } else if (number.isComplex()) {
-    const c10::complex<double> value = number.toComplexDouble();
-    key.insert(key.end(), {kComplex, kFloatingValueMark, bits_of(value.real()), bits_of(value.imag())});
-  } else if (number.isBoolean()) {
-    key.insert(key.end(), {kBool, number.toBool()});
-  } else {
-    key.insert(key.end(), {kInt, number.toLong()});
-  }
-}
+// One call, read for the cache: its key, its tensors in argument order (the
+// bindings), and its floating values in argument order (the operands).
+struct CallShapeReader {
+  c10::Device device;
+  CallShape key;
+  std::vector<at::Tensor> tensors;
+  std::vector<double> floats;
 
-// Whether a tensor's elements fill one memory range without gaps or
-// overlaps, in any dimension order (a transpose of a contiguous tensor is):
-// the lowerer binds that range and permutes it to the tensor's dimensions.
-bool bindable(const at::Tensor& tensor, c10::Device device) {
-  return tensor.device() == device && tensor.layout() == c10::kStrided && tensor.is_non_overlapping_and_dense() &&
-         !tensor.is_conj() && !tensor.is_neg();
-}
-
-// Appends one tensor's part of the key, or returns false when the tensor
-// cannot be a binding (not a dense tensor of `device`).
-bool add_tensor(CallShape& key, std::vector<at::Tensor>& flat, const at::Tensor& tensor, c10::Device device) {
-  if (!tensor.defined()) {
-    key.push_back(kUndefinedTensor);
-    return true;
-  }
-  if (tensor.is_cpu() && tensor.unsafeGetTensorImpl()->is_wrapped_number()) {
-    // A Python number the operator took as a tensor (`x * 2`): its value is part of the call shape.
-    key.push_back(kWrappedNumber);
-    key.push_back(static_cast<int64_t>(tensor.scalar_type()));
-    add_number(key, tensor.item());
-    return true;
-  }
-  if (!bindable(tensor, device) || tensor.dtype() == at::kComplexHalf) return false;
-  key.push_back(kTensor);
-  key.push_back(static_cast<int64_t>(tensor.scalar_type()));
-  key.push_back(tensor.dim());
-  for (int64_t size : tensor.sizes()) key.push_back(size);
-  for (int64_t stride : tensor.strides()) key.push_back(stride);
-  flat.push_back(tensor);
-  return true;
-}
-
-// Appends one argument's part of the key; false for values no compiled
-// kernel takes (generators, storages, ...).
-bool add_argument(CallShape& key, std::vector<at::Tensor>& flat, const c10::IValue& value, c10::Device device) {
-  if (value.isTensor()) return add_tensor(key, flat, value.toTensor(), device);
-  if (value.isNone()) {
-    key.push_back(kNone);
-  } else if (value.isInt()) {  // ints, and ScalarType / Layout / MemoryFormat
-    key.insert(key.end(), {kInt, value.toInt()});
-  } else if (value.isDouble() || value.isBool() || value.isComplexDouble()) {
-    add_number(key, value.toScalar());
-  } else if (value.isString()) {
-    const std::string_view text = value.toStringView();
-    key.insert(key.end(), {kString, static_cast<int64_t>(text.size())});
-    for (char c : text) key.push_back(c);
-  } else if (value.isDevice()) {
-    key.insert(key.end(), {kDevice, static_cast<int64_t>(value.toDevice().type()), value.toDevice().index()});
-  } else if (value.isList()) {
-    const c10::List<c10::IValue> items = value.toList();
-    key.insert(key.end(), {kList, static_cast<int64_t>(items.size())});
-    for (const c10::IValue& item : items) {
-      if (!add_argument(key, flat, item, device)) return false;
+  void add_number(const c10::Scalar& number) {
+    if (number.isFloatingPoint()) {
+      key.insert(key.end(), {kDouble, kFloatingValueMark, bits_of(number.toDouble())});
+      floats.push_back(number.toDouble());
+    } else if (number.isComplex()) {
+      const c10::complex<double> value = number.toComplexDouble();
+      key.insert(key.end(), {kComplex, bits_of(value.real()), bits_of(value.imag())});
+    } else if (number.isBoolean()) {
+      key.insert(key.end(), {kBool, number.toBool()});
+    } else {
+      key.insert(key.end(), {kInt, number.toLong()});
     }
-  } else {
-    return false;
   }
-  return true;
+
+  // False when the tensor cannot be a binding (not a dense tensor of `device`).
+  bool add_tensor(const at::Tensor& tensor) {
+    if (!tensor.defined()) {
+      key.push_back(kUndefinedTensor);
+      return true;
+    }
+    if (tensor.is_cpu() && tensor.unsafeGetTensorImpl()->is_wrapped_number()) {
+      // A Python number the operator took as a tensor (`x * 2`): a value of the call.
+      key.insert(key.end(), {kWrappedNumber, static_cast<int64_t>(tensor.scalar_type())});
+      add_number(tensor.item());
+      return true;
+    }
+    if (!bindable(tensor, device) || tensor.dtype() == at::kComplexHalf) return false;
+    key.insert(key.end(), {kTensor, static_cast<int64_t>(tensor.scalar_type()), tensor.dim()});
+    for (int64_t size : tensor.sizes()) key.push_back(size);
+    for (int64_t stride : tensor.strides()) key.push_back(stride);
+    tensors.push_back(tensor);
+    return true;
+  }
+
+  // False for values no compiled kernel takes (generators, storages, ...).
+  bool add_argument(const c10::IValue& value) {
+    if (value.isTensor()) return add_tensor(value.toTensor());
+    if (value.isNone()) {
+      key.push_back(kNone);
+    } else if (value.isInt()) {  // ints, and ScalarType / Layout / MemoryFormat
+      key.insert(key.end(), {kInt, value.toInt()});
+    } else if (value.isDouble() || value.isBool() || value.isComplexDouble()) {
+      add_number(value.toScalar());
+    } else if (value.isString()) {
+      const std::string_view text = value.toStringView();
+      key.insert(key.end(), {kString, static_cast<int64_t>(text.size())});
+      for (char c : text) key.push_back(c);
+    } else if (value.isDevice()) {
+      key.insert(key.end(), {kDevice, static_cast<int64_t>(value.toDevice().type()), value.toDevice().index()});
+    } else if (value.isList()) {
+      const c10::List<c10::IValue> items = value.toList();
+      key.insert(key.end(), {kList, static_cast<int64_t>(items.size())});
+      for (const c10::IValue& item : items) {
+        if (!add_argument(item)) return false;
+      }
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // Whether a program taking the floating values as operands may serve this call.
+  bool operands_possible() const {
+    if (floats.empty()) return false;
+    for (double value : floats) {
+      if (!generic_value(value)) return false;
+    }
+    return true;
+  }
+
+  // Whether a tensor's elements fill one memory range without gaps or
+  // overlaps, in any dimension order (a transpose of a contiguous tensor
+  // does): the lowerer binds that range and permutes it to the tensor's dimensions.
+  static bool bindable(const at::Tensor& tensor, c10::Device device) {
+    return tensor.device() == device && tensor.layout() == c10::kStrided && tensor.is_non_overlapping_and_dense() &&
+           !tensor.is_conj() && !tensor.is_neg();
+  }
+};
+
+// The key with the bits of each floating value dropped.
+CallShape without_floating_values(const CallShape& key) {
+  CallShape shape;
+  shape.reserve(key.size());
+  for (size_t i = 0; i < key.size(); ++i) {
+    shape.push_back(key[i]);
+    if (key[i] == kFloatingValueMark) ++i;
+  }
+  return shape;
 }
 
 // Whether the call's mutations are the one form a compiled kernel writes:
@@ -167,10 +201,21 @@ bool mutations_supported(const c10::OperatorHandle& op, const OperatorPlan& plan
 
 bool results_bindable(const std::vector<c10::IValue>& results, c10::Device device) {
   for (const c10::IValue& result : results) {
-    if (!result.isTensor()) return false;
-    if (!result.toTensor().defined() || !bindable(result.toTensor(), device)) return false;
+    if (!result.isTensor() || !result.toTensor().defined() || !CallShapeReader::bindable(result.toTensor(), device)) {
+      return false;
+    }
   }
   return true;
+}
+
+// An in-place call whose other operands share self's storage: the host
+// kernel's overlap checks decide (they raise for partial overlap, as the CPU does).
+bool shares_self(const OperatorPlan& plan, const std::vector<at::Tensor>& tensors) {
+  if (plan.argument_is_mutable.empty() || !plan.argument_is_mutable[0]) return false;
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i].storage().is_alias_of(tensors[0].storage())) return true;
+  }
+  return false;
 }
 
 bool enabled_for(c10::Device device) {
@@ -185,32 +230,27 @@ bool enabled_for(c10::Device device) {
   return false;
 }
 
-// The key with the bits of each floating value dropped.
-CallShape without_floating_values(const CallShape& key) {
-  CallShape shape;
-  shape.reserve(key.size());
-  for (size_t i = 0; i < key.size(); ++i) {
-    shape.push_back(key[i]);
-    if (key[i] == kFloatingValueMark) i += (key[i - 1] == kComplex ? 2 : 1);
-  }
-  return shape;
-}
-
-// The kernel of this call shape: from the cache, or asked of the lowerer
+// The kernel of this call: from the caches, or asked of the lowerer
 // (outside the lock: it takes the GIL and compiles).
-std::optional<LoweredKernel> kernel_for(CallShape&& key, const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
-                                        const std::vector<c10::IValue>& results, c10::Device device) {
+std::optional<LoweredKernel> kernel_for(CallShapeReader& call, const c10::OperatorHandle& op,
+                                        c10::ArrayRef<c10::IValue> args, const std::vector<c10::IValue>& results) {
+  const bool operands = call.operands_possible();
+  CallShape value_free = call.floats.empty() ? CallShape() : without_floating_values(call.key);
   KernelLowerer lowerer;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
-    const auto found = cache.find(key);
+    if (operands) {
+      const auto found = operand_cache.find(value_free);
+      if (found != operand_cache.end()) return found->second;
+    }
+    const auto found = cache.find(call.key);
     if (found != cache.end()) return found->second;
     if (!registered_lowerer) return std::nullopt;
-    if (cache.size() >= kCallShapeLimit) {
+    if (cache.size() + operand_cache.size() >= kCallShapeLimit) {
       ++cache_full;
       return std::nullopt;
     }
-    if (++value_variants[without_floating_values(key)] > kValueVariantLimit) {
+    if (!call.floats.empty() && value_variants[value_free] >= kValueVariantLimit) {
       ++value_limited;
       return std::nullopt;
     }
@@ -219,7 +259,7 @@ std::optional<LoweredKernel> kernel_for(CallShape&& key, const c10::OperatorHand
   LoweringAnswer answer;
   lowering_now = true;
   try {
-    answer = lowerer(op, args, results, device.index());
+    answer = lowerer(op, args, results, call.device.index());
   } catch (...) {
     lowering_now = false;
     throw;
@@ -229,10 +269,29 @@ std::optional<LoweredKernel> kernel_for(CallShape&& key, const c10::OperatorHand
   std::lock_guard<std::mutex> lock(cache_mutex);
   if (answer.decline_operator) {
     declined_operators.insert(&op.schema());
+  } else if (answer.kernel.has_value() && !answer.kernel->operand_dtypes.empty()) {
+    TORCH_INTERNAL_ASSERT(operands && answer.kernel->operand_dtypes.size() == call.floats.size(),
+                          "[axon] the eager-kernel lowerer made operands of values this call cannot pass");
+    operand_cache.emplace(std::move(value_free), *answer.kernel);
   } else {
-    cache.emplace(std::move(key), answer.kernel);
+    if (!call.floats.empty()) ++value_variants[value_free];
+    cache.emplace(call.key, answer.kernel);
   }
   return answer.kernel;
+}
+
+// A 0-d device tensor holding `value` as `dtype`, written in stream order
+// (a copy from pageable memory: the driver takes the bytes before returning).
+at::Tensor operand(double value, c10::ScalarType dtype, c10::Device device, axon_stream stream) {
+  at::Tensor tensor = at::empty({}, at::TensorOptions().dtype(dtype).device(device));
+  if (dtype == at::kFloat) {
+    const float narrowed = static_cast<float>(value);
+    AXON_CHECK(axon_memory_copy_async(tensor.data_ptr(), &narrowed, sizeof(narrowed), stream), "an operand");
+  } else {
+    TORCH_INTERNAL_ASSERT(dtype == at::kDouble, "[axon] operands are float32 or float64");
+    AXON_CHECK(axon_memory_copy_async(tensor.data_ptr(), &value, sizeof(value), stream), "an operand");
+  }
+  return tensor;
 }
 
 }  // namespace
@@ -266,32 +325,29 @@ bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& p
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (declined_operators.count(&op.schema()) > 0) return false;
   }
-  CallShape key;
-  std::vector<at::Tensor> flat;
-  key.reserve(32);
-  key.push_back(reinterpret_cast<intptr_t>(&op.schema()));
-  key.push_back(device.index());
+  CallShapeReader call{device, {}, {}, {}};
+  call.key.reserve(32);
+  call.key.insert(call.key.end(), {reinterpret_cast<intptr_t>(&op.schema()), device.index()});
   bool eligible = plan.generator_argument < 0 && mutations_supported(op, plan) && results_bindable(results, device);
-  for (size_t i = 0; eligible && i < args.size(); ++i) eligible = add_argument(key, flat, args[i], device);
-  // An in-place call whose other operands share self's storage: the host
-  // kernel's overlap checks decide (they raise for partial overlap, as the CPU does).
-  if (eligible && plan.argument_is_mutable.size() > 0 && plan.argument_is_mutable[0]) {
-    const at::Tensor& self = results.front().toTensor();
-    for (size_t i = 1; eligible && i < flat.size(); ++i) {
-      eligible = !flat[i].storage().is_alias_of(self.storage());
-    }
-  }
-  if (!eligible) {
+  for (size_t i = 0; eligible && i < args.size(); ++i) eligible = call.add_argument(args[i]);
+  if (!eligible || shares_self(plan, call.tensors)) {
     ++not_eligible;
     return false;
   }
-  const std::optional<LoweredKernel> kernel = kernel_for(std::move(key), op, args, results, device);
+  const std::optional<LoweredKernel> kernel = kernel_for(call, op, args, results);
   if (!kernel.has_value()) return false;
 
+  const axon_stream stream = current_stream_handle(device.index());
+  std::vector<at::Tensor> operands;
+  for (size_t i = 0; i < kernel->operand_dtypes.size(); ++i) {
+    operands.push_back(operand(call.floats[i], kernel->operand_dtypes[i], device, stream));
+  }
   std::vector<axon_binding> bindings;
   bindings.reserve(kernel->inputs.size() + results.size());
   for (int position : kernel->inputs) {
-    const at::Tensor& tensor = flat.at(static_cast<size_t>(position));
+    const size_t index = static_cast<size_t>(position);
+    const at::Tensor& tensor =
+        index < call.tensors.size() ? call.tensors[index] : operands.at(index - call.tensors.size());
     bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
   }
   for (const c10::IValue& result : results) {
@@ -299,9 +355,9 @@ bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& p
     bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
   }
   const ActivityLabelScope named([&] { return "compiled_kernel<" + op.schema().name() + ">"; });
-  AXON_CHECK(axon_stream_launch_executable(current_stream_handle(device.index()), kernel->executable, "main",
-                                           bindings.data(), bindings.size(), nullptr, 0),
-             op.schema().name().c_str());
+  AXON_CHECK(
+      axon_stream_launch_executable(stream, kernel->executable, "main", bindings.data(), bindings.size(), nullptr, 0),
+      op.schema().name().c_str());
   ++launches;
   return true;
 }
@@ -312,8 +368,9 @@ CompiledKernelStats compiled_kernel_stats() {
 }
 
 void reset_compiled_kernel_stats() {
-  for (auto* counter : {&launches, &lowered_shapes, &declined_shapes, &not_eligible, &cache_full, &value_limited})
+  for (auto* counter : {&launches, &lowered_shapes, &declined_shapes, &not_eligible, &cache_full, &value_limited}) {
     counter->store(0);
+  }
 }
 
 }  // namespace axon

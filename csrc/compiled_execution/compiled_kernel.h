@@ -2,8 +2,8 @@
 // program (a StableHLO executable the driver compiled for the call's exact
 // shapes), instead of a host kernel over device memory.
 //
-// Per call shape (the operator, each tensor's dtype and sizes, every other
-// argument's value) the provider asks the registered lowerer once, under the
+// Per call shape (the operator, each tensor's dtype, sizes and strides, every
+// other argument's value) the provider asks the registered lowerer once, under the
 // GIL (torch_axon/compile/eager_kernels.py builds a one-node graph, lowers
 // it with the compile path's table and compiles it through the executable
 // caches). The answer is kept: an executable and which of the call's tensors
@@ -11,8 +11,14 @@
 // calls of the shape launch the executable on the current stream without
 // entering Python.
 //
-// Which calls qualify: every tensor argument is a dense row-major axon
-// tensor of the call's device (the executable format's bindings), no
+// Floating values (a learning rate, `x * 0.5`): when the lowerer can make
+// them operands of the program, one executable serves every value that is
+// finite and not 0 or ±1 (values decompositions may special-case, which
+// keep a program of their own), and each launch uploads the values.
+// Otherwise each value is its own call shape, up to a few per shape.
+//
+// Which calls qualify: every tensor argument is a dense axon tensor of the
+// call's device (its memory is bound and permuted in the program), no
 // generator argument (random ops keep the host's Philox streams), and the
 // only mutated argument is an in-place op's `self`, written by the launch
 // as the functional op's result. Everything else stays on host kernels.
@@ -44,7 +50,14 @@ void set_eager_kernels(EagerKernels mode);
 // What the lowerer answers for one call shape.
 struct LoweredKernel {
   axon_executable executable = nullptr;  // kept alive by the lowerer for the process's life
-  std::vector<int> inputs;               // positions, among the call's tensors in argument order, of the bindings
+  // The executable's arguments, in order: p < (number of the call's tensors)
+  // is the call's tensor p (argument order); p beyond is floating value
+  // p - (that number) of the call (argument order), bound as a 0-d operand.
+  std::vector<int> inputs;
+  // Empty: the call's floating values are constants of the program (part of
+  // the call shape). Otherwise the dtype of each floating value's operand:
+  // one program serves every value.
+  std::vector<c10::ScalarType> operand_dtypes;
 };
 
 // The lowerer's answer: a kernel, or host kernels for this call shape, or

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,8 +20,8 @@ namespace axon {
 namespace {
 
 // Wraps a Python callable lower(name, overload, args, results, device) ->
-// (executable handle, input positions) | None (not this call shape) | False
-// (not this operator) as the provider's lowerer. A
+// (executable handle, input positions, operand dtypes) | None (not this call
+// shape) | False (not this operator) as the provider's lowerer. A
 // Python exception declines the call shape (host kernels run it) with one
 // warning naming the operator: a lowering bug must not fail a correct call.
 KernelLowerer python_lowerer(py::object callable) {
@@ -41,8 +42,14 @@ KernelLowerer python_lowerer(py::object callable) {
       const py::object answer = (*held)(op.schema().name(), op.schema().overload_name(), py_args, py_results, device);
       if (answer.is_none()) return LoweringAnswer{};
       if (py::isinstance<py::bool_>(answer)) return LoweringAnswer{std::nullopt, !answer.cast<bool>()};
-      auto [handle, inputs] = answer.cast<std::pair<uintptr_t, std::vector<int>>>();
-      return LoweringAnswer{LoweredKernel{reinterpret_cast<axon_executable>(handle), std::move(inputs)}};
+      auto [handle, inputs, operands] =
+          answer.cast<std::tuple<uintptr_t, std::vector<int>, std::vector<std::string>>>();
+      LoweredKernel kernel{reinterpret_cast<axon_executable>(handle), std::move(inputs), {}};
+      for (const std::string& dtype : operands) {
+        TORCH_CHECK(dtype == "float32" || dtype == "float64", "[axon] operand dtype must be float32 or float64");
+        kernel.operand_dtypes.push_back(dtype == "float32" ? at::kFloat : at::kDouble);
+      }
+      return LoweringAnswer{std::move(kernel)};
     } catch (py::error_already_set& error) {
       TORCH_WARN("[axon] compiling ", op.schema().name(),
                  " as an eager kernel failed; it runs as a host kernel: ", error.what());

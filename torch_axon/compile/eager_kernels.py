@@ -17,6 +17,7 @@ or shape differ from the call's.
 from __future__ import annotations
 
 import collections
+import math
 import operator
 import threading
 
@@ -129,6 +130,12 @@ def _unlowered(graph_module: torch.fx.GraphModule) -> list[str]:
                    and lowering_for(node.target) is None})
 
 
+class _Declined(Exception):
+    def __init__(self, reason: str, whole_operator: bool = False):
+        super().__init__(reason)
+        self.reason, self.whole_operator = reason, whole_operator
+
+
 def _decline(name: str, reason: str, whole_operator: bool = False):
     """None: host kernels for this call shape; False: for every call of the operator."""
     with _lock:
@@ -137,40 +144,30 @@ def _decline(name: str, reason: str, whole_operator: bool = False):
 
 
 def lower(name: str, overload: str, args: list, results: list, device: int):
-    """(executable handle, positions of the bound inputs among the call's tensors); None to leave this call
-    shape to host kernels; False to leave the whole operator to them.
+    """(executable handle, bound inputs, operand dtypes); None to leave this call shape to host kernels;
+    False to leave the whole operator to them.
 
     `args` are the call's arguments in schema order (axon tensors, Python values); `results` the tensors
-    the launch must write, in the operator's return order (for in-place ops, `self`).
+    the launch must write, in the operator's return order (for in-place ops, `self`). The bound inputs are
+    positions among the call's tensors (argument order), then past them among its floating values: those
+    become 0-d operands of the dtypes returned, and the program serves every such value (compiled_kernel.h).
     """
     target = _target(name, overload)
     if target is None or target._schema.is_mutable or len(target._schema.arguments) != len(args):
         return _decline(name, "no functional form", whole_operator=True)
     if lowering_for(target) is None and target not in _decompositions():
         return _decline(name, "no lowering", whole_operator=True)
-    inputs = _flatten_tensors(args)
-    input_orders = [_memory_order(t) for t in inputs]
-    result_orders = [_memory_order(r) for r in results]
     if len(target._schema.returns) != len(results):
         return _decline(name, "returns differ from the functional form's", whole_operator=True)
-    try:
-        graph_module = _traced_graph(target, target._schema, args, input_orders, result_orders)
-    except Exception as error:  # noqa: BLE001  any tracing failure leaves this call to the host kernels
-        return _decline(name, f"tracing: {type(error).__name__}")
-    unlowered = _unlowered(graph_module)
-    if unlowered:
-        return _decline(name, f"decomposes into {', '.join(unlowered)}", whole_operator=True)
-    try:
-        lowered = lower_graph(graph_module, [t.permute(order) for t, order in zip(inputs, input_orders)])
-    except (LoweringError, NotImplementedError, RuntimeError, TypeError, ValueError, IndexError) as error:
-        return _decline(name, f"lowering: {type(error).__name__}")
-    if lowered.checks:
-        return _decline(name, "needs run-time checks")
-    if lowered.outputs != [("tensor", i) for i in range(len(results))]:
-        return _decline(name, "results are not fresh tensors")
-    for meta, result, order in zip(lowered.output_meta, results, result_orders):
-        if tuple(meta.shape) != tuple(result.permute(order).shape) or meta.dtype != result.dtype:
-            return _decline(name, "result dtype or shape differs")
+    floats = _floats(args)
+    attempts = [True, False] if floats and all(_generic(value) for value in floats) else [False]
+    for operands in attempts:
+        try:
+            lowered, dtypes = _lower_call(target, args, results, operands)
+            break
+        except _Declined as declined_call:
+            if not operands:
+                return _decline(name, declined_call.reason, declined_call.whole_operator)
     try:
         program = executable.compile_module(lowered.text, device)
     except RuntimeError:
@@ -178,7 +175,158 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     with _lock:
         _kept.append(program.executable)
         compiled[name] += 1
-    return program.executable.handle, list(lowered.tensor_inputs)
+    return program.executable.handle, list(lowered.tensor_inputs), [str(d).removeprefix("torch.") for d in dtypes]
+
+
+def _lower_call(target, args, results, operands: bool):
+    """(LoweredGraph, operand dtypes) of the call; raises _Declined."""
+    inputs = _flatten_tensors(args)
+    input_orders = [_memory_order(t) for t in inputs]
+    result_orders = [_memory_order(r) for r in results]
+    dtypes = []
+    try:
+        if operands:
+            graph_module, dtypes = _operand_graph(target, args, input_orders, result_orders)
+        else:
+            graph_module = _traced_graph(target, target._schema, args, input_orders, result_orders)
+    except _Declined:
+        raise
+    except Exception as error:  # noqa: BLE001  any tracing failure leaves this call to the host kernels
+        raise _Declined(f"tracing: {type(error).__name__}") from None
+    unlowered = _unlowered(graph_module)
+    if unlowered:
+        raise _Declined(f"decomposes into {', '.join(unlowered)}", whole_operator=True)
+    device = (inputs or results)[0].device
+    bound = [t.permute(order) for t, order in zip(inputs, input_orders)]
+    bound += [torch.empty((), dtype=dtype, device=device) for dtype in dtypes]
+    try:
+        lowered = lower_graph(graph_module, bound)
+    except (LoweringError, NotImplementedError, RuntimeError, TypeError, ValueError, IndexError) as error:
+        raise _Declined(f"lowering: {type(error).__name__}") from None
+    if lowered.checks:
+        raise _Declined("needs run-time checks")
+    if lowered.outputs != [("tensor", i) for i in range(len(results))]:
+        raise _Declined("results are not fresh tensors")
+    for meta, result, order in zip(lowered.output_meta, results, result_orders):
+        if tuple(meta.shape) != tuple(result.permute(order).shape) or meta.dtype != result.dtype:
+            raise _Declined("result dtype or shape differs")
+    return lowered, dtypes
+
+
+# ---- floating values as operands -------------------------------------------------------------------------
+
+# Traces run with stand-in values from two distinct series (exact in float32, unlike any decomposition's
+# constants): a literal that differs between the traces yet is no stand-in was computed from a value, so the
+# program cannot take that value as an operand.
+_STAND_INS = (1536.0078125, 1792.0390625)
+_STEP = 0.0078125
+
+
+def _floats(args) -> list[float]:
+    """The call's floating values in argument order (as the C++ key reads them)."""
+    found = []
+    for value in args:
+        if type(value) is float:
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(item for item in value if type(item) is float)
+    return found
+
+
+def _generic(value: float) -> bool:
+    """Values one operand program serves: decompositions may special-case 0 and ±1 (addmm's beta == 0)."""
+    return math.isfinite(value) and value not in (0.0, 1.0, -1.0)
+
+
+def _with_values(args, values):
+    supply = iter(values)
+
+    def swap(value):
+        return next(supply) if type(value) is float else value
+
+    return [[swap(item) for item in value] if isinstance(value, (list, tuple)) else swap(value) for value in args]
+
+
+def _operand_graph(target, args, input_orders, result_orders):
+    """The call's graph with each floating value read from a new 0-d placeholder, and their dtypes."""
+    count = len(_floats(args))
+    traces = []
+    for base in _STAND_INS:
+        values = [base + k * _STEP for k in range(count)]
+        traces.append((values, _traced_graph(target, target._schema, _with_values(args, values), input_orders,
+                                             result_orders)))
+    (first_values, graph_module), (second_values, other) = traces
+    nodes, other_nodes = list(graph_module.graph.nodes), list(other.graph.nodes)
+    if len(nodes) != len(other_nodes):
+        raise _Declined("the graph depends on a value")
+    uses: list[tuple[torch.fx.Node, object, int]] = []  # (node, argument position or name, value index)
+    for node, twin in zip(nodes, other_nodes):
+        if node.op != twin.op or node.target != twin.target:
+            raise _Declined("the graph depends on a value")
+        if node.op != "call_function":
+            continue
+        schema = getattr(node.target, "_schema", None)
+        pairs = [(i, a, b) for i, (a, b) in enumerate(zip(node.args, twin.args))]
+        pairs += [(key, node.kwargs[key], twin.kwargs.get(key)) for key in node.kwargs]
+        for where, a, b in pairs:
+            if _same(a, b):
+                continue
+            if type(a) is float and a in first_values and b == second_values[first_values.index(a)] \
+                    and _takes_tensor(schema, where):
+                uses.append((node, where, first_values.index(a)))
+                continue
+            raise _Declined("a value is folded into the graph")
+    dtypes = []
+    for index in range(count):
+        kinds = {_operand_dtype(node) for node, _, k in uses if k == index}
+        if len(kinds) != 1 or None in kinds:
+            raise _Declined("a value has no single floating use")
+        dtypes.append(kinds.pop())
+    graph = graph_module.graph
+    anchor = [n for n in graph.nodes if n.op == "placeholder"]
+    placeholders = []
+    for index in range(count):
+        if anchor:
+            with graph.inserting_after(anchor[-1]):
+                anchor.append(graph.placeholder(f"value{index}"))
+        else:
+            with graph.inserting_before(next(iter(graph.nodes))):
+                anchor.append(graph.placeholder(f"value{index}"))
+        placeholders.append(anchor[-1])
+    for node, where, index in uses:
+        if isinstance(where, int):
+            node.update_arg(where, placeholders[index])
+        else:
+            node.update_kwarg(where, placeholders[index])
+    graph_module.recompile()
+    return graph_module, dtypes
+
+
+def _same(a, b) -> bool:
+    """Whether two traces' arguments match: nodes by position (the traces are walked in step), other
+    values by equality."""
+    if isinstance(a, torch.fx.Node) or isinstance(b, torch.fx.Node):
+        return isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _takes_tensor(schema, where) -> bool:
+    if schema is None:
+        return False
+    arguments = schema.arguments
+    argument = arguments[where] if isinstance(where, int) else next((a for a in arguments if a.name == where), None)
+    return argument is not None and isinstance(argument.type, torch._C.TensorType)
+
+
+def _operand_dtype(node: torch.fx.Node):
+    """float32/float64: the dtype of the tensor the value meets (a wrapped number takes its dtype)."""
+    for arg in node.args:
+        value = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, torch.Tensor):
+            return value.dtype if value.dtype in (torch.float32, torch.float64) else None
+    return None
 
 
 def report() -> str:
