@@ -137,16 +137,31 @@ def test_transposed_tensors_bind_their_memory_in_its_order():
     assert stats()["launches"] >= 2 and stats()["not_eligible"] == 0, stats()
 
 
-def test_gapped_views_generators_and_out_run_as_host_kernels():
+def test_out_arguments_receive_the_results():
+    a, b = torch.randn(6, 8), torch.randn(6, 8)
+    x, y = a.to("axon"), b.to("axon")
+    out = torch.empty(6, 8, device="axon")
+    torch.mul(x, y, out=out)
+    torch.testing.assert_close(out.cpu(), a * b)
+    resized = torch.empty(0, device="axon")  # resized by the call, as on the CPU
+    torch.add(x, 2.5, out=resized)
+    torch.testing.assert_close(resized.cpu(), a + 2.5)
+    assert stats()["launches"] >= 2, stats()
+    torch.mul(x, y, out=x)  # out is an input: the host kernel decides, as for any overlap
+    torch.testing.assert_close(x.cpu(), a * b)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        torch.add(x[1:], 1, out=x[:-1])
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        torch.cat([x], out=x)
+
+
+def test_gapped_views_and_generators_run_as_host_kernels():
     a = torch.randn(6, 8)
     on_axon = a.to("axon")
     torch.testing.assert_close((on_axon[:, ::2] * 3).cpu(), a[:, ::2] * 3)
     torch.axon.manual_seed(3)
     dropped = torch.nn.functional.dropout(on_axon, 0.5).cpu()
-    out = torch.empty(6, 8, device="axon")
-    torch.add(on_axon, on_axon, out=out)
-    torch.testing.assert_close(out.cpu(), a + a)
-    assert stats()["not_eligible"] >= 2 and stats()["launches"] == 0, stats()
+    assert stats()["not_eligible"] >= 1 and stats()["launches"] == 0, stats()
     torch.axon.set_eager_kernels("host")
     torch.axon.manual_seed(3)
     torch.testing.assert_close(torch.nn.functional.dropout(on_axon, 0.5).cpu(), dropped)
@@ -237,3 +252,27 @@ def test_on_the_pjrt_driver_auto_means_compiled():
     lines = dict(line.split() for line in result.stdout.strip().splitlines())
     assert lines == {"mode": "auto", "matmul": "True", "in_place": "True", "strided": "True",
                      "launches": "True"}, result.stdout
+
+
+def test_half_precision_and_raising_operators_stay_host_kernels():
+    x = torch.randn(1000, dtype=torch.bfloat16)
+    torch.testing.assert_close((x.to("axon") * 0.1).cpu(), x * 0.1, rtol=0, atol=0)
+    numerators, zeros = torch.tensor([5, 7], device="axon"), torch.tensor([0, 2], device="axon")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        (numerators // zeros).cpu()
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        torch.nn.functional.binary_cross_entropy(torch.tensor([1.5, 0.5], device="axon"),
+                                                 torch.tensor([1.0, 0.0], device="axon")).cpu()
+    assert stats()["launches"] == 0, stats()
+
+
+def test_in_place_overloads_lower_the_twin_with_their_arguments():
+    from torch_axon.compile import eager_kernels
+
+    a = torch.rand(10) + 0.5
+    on_axon = a.to("axon")
+    for exponent in (1.5, 2.5, 3.5):
+        on_axon.pow_(exponent)
+        a.pow_(exponent)
+    torch.testing.assert_close(on_axon.cpu(), a)
+    assert "tracing" not in str(eager_kernels.declined.get("aten::pow_", "")), eager_kernels.report()

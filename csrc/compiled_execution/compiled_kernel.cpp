@@ -44,9 +44,6 @@ enum Tag : int64_t {
   kDevice,
   kWrappedNumber
 };
-// Follows kDouble in the key: the next word is the value's bits, which the
-// value-free form of the key (`without_floating_values`) drops.
-constexpr int64_t kFloatingValueMark = -0x7a30f1;
 
 using CallShape = std::vector<int64_t>;
 
@@ -89,10 +86,28 @@ struct CallShapeReader {
   CallShape key;
   std::vector<at::Tensor> tensors;
   std::vector<double> floats;
+  std::vector<size_t> float_positions;  // where each floating value's bits are in `key`
+
+  // The key with the bits of each floating value dropped.
+  CallShape without_floating_values() const {
+    CallShape shape;
+    shape.reserve(key.size());
+    size_t next = 0;
+    for (size_t i = 0; i < key.size(); ++i) {
+      if (next < float_positions.size() && float_positions[next] == i) {
+        ++next;
+      } else {
+        shape.push_back(key[i]);
+      }
+    }
+    return shape;
+  }
 
   void add_number(const c10::Scalar& number) {
     if (number.isFloatingPoint()) {
-      key.insert(key.end(), {kDouble, kFloatingValueMark, bits_of(number.toDouble())});
+      key.push_back(kDouble);
+      float_positions.push_back(key.size());
+      key.push_back(bits_of(number.toDouble()));
       floats.push_back(number.toDouble());
     } else if (number.isComplex()) {
       const c10::complex<double> value = number.toComplexDouble();
@@ -169,34 +184,29 @@ struct CallShapeReader {
   }
 };
 
-// The key with the bits of each floating value dropped.
-CallShape without_floating_values(const CallShape& key) {
-  CallShape shape;
-  shape.reserve(key.size());
-  for (size_t i = 0; i < key.size(); ++i) {
-    shape.push_back(key[i]);
-    if (key[i] == kFloatingValueMark) ++i;
-  }
-  return shape;
-}
-
-// Whether the call's mutations are the one form a compiled kernel writes:
-// an in-place operator (name ending in `_`) mutating `self` and returning it.
+// Whether the call's mutations are a form a compiled kernel writes: an
+// in-place operator (name ending in `_`) mutating `self` and returning it, or
+// out= arguments the operator returns (the program's results go there).
 bool mutations_supported(const c10::OperatorHandle& op, const OperatorPlan& plan) {
-  bool mutates = false;
+  const auto& arguments = op.schema().arguments();
+  std::vector<int> mutated;
   for (size_t i = 0; i < plan.argument_is_mutable.size(); ++i) {
-    if (!plan.argument_is_mutable[i]) continue;
-    if (i != 0) return false;
-    mutates = true;
+    if (plan.argument_is_mutable[i]) mutated.push_back(static_cast<int>(i));
   }
-  if (!mutates) {
+  if (mutated.empty()) {
     for (int aliased : plan.return_argument) {
       if (aliased >= 0) return false;
     }
     return true;
   }
-  const std::string& name = op.schema().name();
-  return !name.empty() && name.back() == '_' && plan.return_argument == std::vector<int>{0};
+  if (mutated == std::vector<int>{0} && !arguments[0].is_out()) {
+    const std::string& name = op.schema().name();
+    return !name.empty() && name.back() == '_' && plan.return_argument == mutated;
+  }
+  for (int index : mutated) {
+    if (!arguments[static_cast<size_t>(index)].is_out()) return false;
+  }
+  return plan.return_argument == mutated;
 }
 
 bool results_bindable(const std::vector<c10::IValue>& results, c10::Device device) {
@@ -208,12 +218,27 @@ bool results_bindable(const std::vector<c10::IValue>& results, c10::Device devic
   return true;
 }
 
-// An in-place call whose other operands share self's storage: the host
-// kernel's overlap checks decide (they raise for partial overlap, as the CPU does).
-bool shares_self(const OperatorPlan& plan, const std::vector<at::Tensor>& tensors) {
-  if (plan.argument_is_mutable.empty() || !plan.argument_is_mutable[0]) return false;
-  for (size_t i = 1; i < tensors.size(); ++i) {
-    if (tensors[i].storage().is_alias_of(tensors[0].storage())) return true;
+// Whether an operand shares storage with a tensor the call writes, other
+// than an in-place call's `self` (a.add_(a) is fine: the program reads
+// before it writes). Such calls go to the host kernels, whose overlap checks
+// raise where the CPU's do (`torch.cat([a], out=a)`, partial overlaps).
+bool overlaps_a_result(const std::vector<at::Tensor>& tensors, const std::vector<c10::IValue>& results,
+                       const OperatorPlan& plan, const c10::OperatorHandle& op) {
+  const auto& arguments = op.schema().arguments();
+  for (size_t r = 0; r < results.size(); ++r) {
+    const int aliased = plan.return_argument[r];
+    if (aliased < 0) continue;  // a fresh output
+    const bool out_argument = arguments[static_cast<size_t>(aliased)].is_out();
+    const at::Tensor& written = results[r].toTensor();
+    int sharing = 0;
+    for (const at::Tensor& tensor : tensors) {
+      if (!tensor.storage().is_alias_of(written.storage())) continue;
+      // The out tensor is one of the call's tensors itself; any other one sharing it goes to the host.
+      if (out_argument && ++sharing > 1) return true;
+      const bool same_view = tensor.data_ptr() == written.data_ptr() && tensor.sizes() == written.sizes() &&
+                             tensor.strides() == written.strides() && tensor.dtype() == written.dtype();
+      if (!same_view) return true;
+    }
   }
   return false;
 }
@@ -235,7 +260,7 @@ bool enabled_for(c10::Device device) {
 std::optional<LoweredKernel> kernel_for(CallShapeReader& call, const c10::OperatorHandle& op,
                                         c10::ArrayRef<c10::IValue> args, const std::vector<c10::IValue>& results) {
   const bool operands = call.operands_possible();
-  CallShape value_free = call.floats.empty() ? CallShape() : without_floating_values(call.key);
+  CallShape value_free = call.floats.empty() ? CallShape() : call.without_floating_values();
   KernelLowerer lowerer;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
@@ -330,7 +355,7 @@ bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& p
   call.key.insert(call.key.end(), {reinterpret_cast<intptr_t>(&op.schema()), device.index()});
   bool eligible = plan.generator_argument < 0 && mutations_supported(op, plan) && results_bindable(results, device);
   for (size_t i = 0; eligible && i < args.size(); ++i) eligible = call.add_argument(args[i]);
-  if (!eligible || shares_self(plan, call.tensors)) {
+  if (!eligible || overlaps_a_result(call.tensors, results, plan, op)) {
     ++not_eligible;
     return false;
   }

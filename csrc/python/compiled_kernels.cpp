@@ -20,7 +20,7 @@ namespace axon {
 namespace {
 
 // Wraps a Python callable lower(name, overload, args, results, device) ->
-// (executable handle, input positions, operand dtypes) | None (not this call
+// (executable, input positions, operand dtypes) | None (not this call
 // shape) | False (not this operator) as the provider's lowerer. A
 // Python exception declines the call shape (host kernels run it) with one
 // warning naming the operator: a lowering bug must not fail a correct call.
@@ -29,6 +29,7 @@ KernelLowerer python_lowerer(py::object callable) {
   auto* held = new py::object(std::move(callable));
   return [held](const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args, const std::vector<c10::IValue>& results,
                 int device) -> LoweringAnswer {
+    if (!Py_IsInitialized() || Py_IsFinalizing()) return LoweringAnswer{};  // no Python to ask any more
     py::gil_scoped_acquire gil;
     try {
       py::list py_args;
@@ -42,15 +43,19 @@ KernelLowerer python_lowerer(py::object callable) {
       const py::object answer = (*held)(op.schema().name(), op.schema().overload_name(), py_args, py_results, device);
       if (answer.is_none()) return LoweringAnswer{};
       if (py::isinstance<py::bool_>(answer)) return LoweringAnswer{std::nullopt, !answer.cast<bool>()};
-      auto [handle, inputs, operands] =
-          answer.cast<std::tuple<uintptr_t, std::vector<int>, std::vector<std::string>>>();
+      auto [executable, inputs, operands] =
+          answer.cast<std::tuple<py::object, std::vector<int>, std::vector<std::string>>>();
+      // The cache keeps the driver handle for the life of the process: so does this never-released
+      // reference to its owner, even through Python's finalization.
+      executable.inc_ref();
+      const auto handle = executable.attr("handle").cast<uintptr_t>();
       LoweredKernel kernel{reinterpret_cast<axon_executable>(handle), std::move(inputs), {}};
       for (const std::string& dtype : operands) {
         TORCH_CHECK(dtype == "float32" || dtype == "float64", "[axon] operand dtype must be float32 or float64");
         kernel.operand_dtypes.push_back(dtype == "float32" ? at::kFloat : at::kDouble);
       }
       return LoweringAnswer{std::move(kernel)};
-    } catch (py::error_already_set& error) {
+    } catch (const std::exception& error) {  // a Python exception, or an answer of the wrong shape
       TORCH_WARN("[axon] compiling ", op.schema().name(),
                  " as an eager kernel failed; it runs as a host kernel: ", error.what());
       return LoweringAnswer{};

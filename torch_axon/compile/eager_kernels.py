@@ -29,8 +29,6 @@ from .lowering import LoweringError
 from .lowering.graph import lower_graph
 from .lowering.registry import lowering_for
 
-# Executables handed to C++ by handle: kept alive here for the life of the process.
-_kept: list = []
 _lock = threading.Lock()
 # Why call shapes were declined, per operator: "aten::nonzero" -> {"no lowering": 3}.
 declined: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -38,17 +36,45 @@ compiled: collections.Counter = collections.Counter()
 
 
 def _target(name: str, overload: str):
-    """The OpOverload to lower for operator `name` (ns::op) and `overload`: itself, or the functional
-    twin of an in-place overload. None when there is none."""
+    """(the OpOverload to lower, positions of the call's out= arguments) for operator `name` (ns::op) and
+    `overload`: itself; the functional twin of an in-place overload (`add_` -> `add`); or the overload of
+    the same arguments without `out` (`mul.out` -> `mul.Tensor`). None when there is none."""
     namespace, _, op_name = name.partition("::")
-    functional = op_name[:-1] if op_name.endswith("_") and not op_name.endswith("__") else op_name
-    packet = getattr(getattr(torch.ops, namespace, None), functional, None)
-    if packet is None:
+    packet = getattr(getattr(torch.ops, namespace, None), op_name, None)
+    called = getattr(packet, overload or "default", None) if packet is not None else None
+    if called is None:
         return None
-    try:
-        return getattr(packet, overload or "default")
-    except AttributeError:
-        return None
+    arguments = called._schema.arguments
+    outs = [i for i, argument in enumerate(arguments) if argument.is_out]
+    wanted = [(a.name, str(a.type)) for a in arguments if not a.is_out]
+    if outs:
+        twin = _overload_taking(packet, wanted)
+    elif op_name.endswith("_") and not op_name.endswith("__"):
+        # Matched by argument names and types: pow_.Scalar's twin is pow.Tensor_Scalar, not pow.Scalar.
+        twin = _overload_taking(getattr(getattr(torch.ops, namespace), op_name[:-1], None), wanted)
+    else:
+        twin = called
+    return (twin, outs) if twin is not None else None
+
+
+def _overload_taking(packet, wanted):
+    """The functional overload of `packet` whose arguments are `wanted` ((name, type) pairs), or None."""
+    for candidate in packet.overloads() if packet is not None else ():
+        twin = getattr(packet, candidate)
+        if not twin._schema.is_mutable and [(a.name, str(a.type)) for a in twin._schema.arguments] == wanted:
+            return twin
+    return None
+
+
+def _tensor_positions(args, outs) -> dict:
+    """{"inputs": the C++ position of each tensor the functional form takes, "count": all the call's tensors}."""
+    inputs, count = [], 0
+    for i, value in enumerate(args):
+        for _ in _flatten_tensors([value]):
+            if i not in outs:
+                inputs.append(count)
+            count += 1
+    return {"inputs": inputs, "count": count}
 
 
 def _flatten_tensors(args) -> list[torch.Tensor]:
@@ -130,6 +156,25 @@ def _unlowered(graph_module: torch.fx.GraphModule) -> list[str]:
                    and lowering_for(node.target) is None})
 
 
+# The lowering table computes float16/bfloat16 ops in those dtypes, rounding after every step, where the CPU
+# computes in float32 and rounds once: the results differ in the last bits, so these stay host kernels.
+_ROUNDED_DIFFERENTLY = (torch.float16, torch.bfloat16)
+
+# Operators whose CPU kernels raise for some input values, which a program cannot report: integer division
+# by zero (ZeroDivisionError), binary cross-entropy outside [0, 1], and the linear-algebra kernels that raise
+# on singular or non-positive-definite input.
+_INTEGER_DIVISIONS = {"aten::div", "aten::floor_divide", "aten::remainder", "aten::fmod"}
+_RAISING = ("aten::binary_cross_entropy", "aten::linalg_", "aten::_linalg_", "aten::cholesky", "aten::inverse",
+            "aten::lu", "aten::triangular_solve")
+
+
+def _raises_on_values(target, tensors) -> bool:
+    name = target._schema.name
+    if name.startswith(_RAISING):
+        return True
+    return name in _INTEGER_DIVISIONS and not any(t.is_floating_point() or t.is_complex() for t in tensors)
+
+
 class _Declined(Exception):
     def __init__(self, reason: str, whole_operator: bool = False):
         super().__init__(reason)
@@ -144,7 +189,7 @@ def _decline(name: str, reason: str, whole_operator: bool = False):
 
 
 def lower(name: str, overload: str, args: list, results: list, device: int):
-    """(executable handle, bound inputs, operand dtypes); None to leave this call shape to host kernels;
+    """(executable, bound inputs, operand dtypes); None to leave this call shape to host kernels;
     False to leave the whole operator to them.
 
     `args` are the call's arguments in schema order (axon tensors, Python values); `results` the tensors
@@ -152,13 +197,25 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     positions among the call's tensors (argument order), then past them among its floating values: those
     become 0-d operands of the dtypes returned, and the program serves every such value (compiled_kernel.h).
     """
-    target = _target(name, overload)
-    if target is None or target._schema.is_mutable or len(target._schema.arguments) != len(args):
+    found = _target(name, overload)
+    if found is None:
+        return _decline(name, "no functional form", whole_operator=True)
+    target, outs = found
+    # The call's tensors, numbered as C++ numbers them (out= tensors included); the program binds the others.
+    positions = _tensor_positions(args, outs)
+    args = [value for i, value in enumerate(args) if i not in outs]
+    if target._schema.is_mutable or len(target._schema.arguments) != len(args):
         return _decline(name, "no functional form", whole_operator=True)
     if lowering_for(target) is None and target not in _decompositions():
         return _decline(name, "no lowering", whole_operator=True)
     if len(target._schema.returns) != len(results):
         return _decline(name, "returns differ from the functional form's", whole_operator=True)
+    tensors = _flatten_tensors(args) + list(results)
+    if any(t.dtype in _ROUNDED_DIFFERENTLY for t in tensors):
+        return _decline(name, "float16/bfloat16 (the lowerings round each step; the CPU computes in float32)")
+    if _raises_on_values(target, tensors):
+        return _decline(name, "the CPU kernel raises on some values",
+                        whole_operator=target._schema.name not in _INTEGER_DIVISIONS)
     floats = _floats(args)
     attempts = [True, False] if floats and all(_generic(value) for value in floats) else [False]
     for operands in attempts:
@@ -173,9 +230,11 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     except RuntimeError:
         return _decline(name, "the driver rejected the module")
     with _lock:
-        _kept.append(program.executable)
         compiled[name] += 1
-    return program.executable.handle, list(lowered.tensor_inputs), [str(d).removeprefix("torch.") for d in dtypes]
+    inputs, count = positions["inputs"], positions["count"]
+    bound = [inputs[p] if p < len(inputs) else count + p - len(inputs) for p in lowered.tensor_inputs]
+    # The executable object itself: C++ keeps a reference to it for the life of the process.
+    return program.executable, bound, [str(d).removeprefix("torch.") for d in dtypes]
 
 
 def _lower_call(target, args, results, operands: bool):
@@ -195,7 +254,7 @@ def _lower_call(target, args, results, operands: bool):
         raise _Declined(f"tracing: {type(error).__name__}") from None
     unlowered = _unlowered(graph_module)
     if unlowered:
-        raise _Declined(f"decomposes into {', '.join(unlowered)}", whole_operator=True)
+        raise _Declined(f"decomposes into {', '.join(unlowered)}")
     device = (inputs or results)[0].device
     bound = [t.permute(order) for t, order in zip(inputs, input_orders)]
     bound += [torch.empty((), dtype=dtype, device=device) for dtype in dtypes]
@@ -218,8 +277,9 @@ def _lower_call(target, args, results, operands: bool):
 # Traces run with stand-in values from two distinct series (exact in float32, unlike any decomposition's
 # constants): a literal that differs between the traces yet is no stand-in was computed from a value, so the
 # program cannot take that value as an operand.
-_STAND_INS = (1536.0078125, 1792.0390625)
-_STEP = 0.0078125
+# The two series differ in sign, magnitude and step, so that a literal computed from a value's sign, size or
+# difference from another value also differs between the traces.
+_STAND_INS = ((1536.0078125, 0.0078125), (-2049.015625, -0.01171875))
 
 
 def _floats(args) -> list[float]:
@@ -251,25 +311,33 @@ def _operand_graph(target, args, input_orders, result_orders):
     """The call's graph with each floating value read from a new 0-d placeholder, and their dtypes."""
     count = len(_floats(args))
     traces = []
-    for base in _STAND_INS:
-        values = [base + k * _STEP for k in range(count)]
+    for base, step in _STAND_INS:
+        values = [base + k * step for k in range(count)]
         traces.append((values, _traced_graph(target, target._schema, _with_values(args, values), input_orders,
                                              result_orders)))
     (first_values, graph_module), (second_values, other) = traces
     nodes, other_nodes = list(graph_module.graph.nodes), list(other.graph.nodes)
     if len(nodes) != len(other_nodes):
         raise _Declined("the graph depends on a value")
+    index = {node: i for i, node in enumerate(nodes)} | {node: i for i, node in enumerate(other_nodes)}
     uses: list[tuple[torch.fx.Node, object, int]] = []  # (node, argument position or name, value index)
     for node, twin in zip(nodes, other_nodes):
         if node.op != twin.op or node.target != twin.target:
             raise _Declined("the graph depends on a value")
+        if node.op == "get_attr":
+            mine, theirs = _attribute(graph_module, node.target), _attribute(other, twin.target)
+            if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor)
+                    and mine.shape == theirs.shape and mine.dtype == theirs.dtype
+                    and torch.equal(mine.cpu(), theirs.cpu())):
+                raise _Declined("a constant depends on a value")
+            continue
         if node.op != "call_function":
             continue
         schema = getattr(node.target, "_schema", None)
         pairs = [(i, a, b) for i, (a, b) in enumerate(zip(node.args, twin.args))]
         pairs += [(key, node.kwargs[key], twin.kwargs.get(key)) for key in node.kwargs]
         for where, a, b in pairs:
-            if _same(a, b):
+            if _same(a, b, index):
                 continue
             if type(a) is float and a in first_values and b == second_values[first_values.index(a)] \
                     and _takes_tensor(schema, where):
@@ -302,14 +370,21 @@ def _operand_graph(target, args, input_orders, result_orders):
     return graph_module, dtypes
 
 
-def _same(a, b) -> bool:
-    """Whether two traces' arguments match: nodes by position (the traces are walked in step), other
-    values by equality."""
+def _same(a, b, index) -> bool:
+    """Whether two traces' arguments match: nodes by their position in their graph, other values by
+    equality."""
     if isinstance(a, torch.fx.Node) or isinstance(b, torch.fx.Node):
-        return isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)
+        return isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node) and index[a] == index[b]
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y, index) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
+
+
+def _attribute(graph_module, target: str):
+    value = graph_module
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
 
 
 def _takes_tensor(schema, where) -> bool:
