@@ -218,29 +218,36 @@ bool results_bindable(const std::vector<c10::IValue>& results, c10::Device devic
   return true;
 }
 
-// Whether an operand shares storage with a tensor the call writes, other
-// than an in-place call's `self` (a.add_(a) is fine: the program reads
-// before it writes). Such calls go to the host kernels, whose overlap checks
-// raise where the CPU's do (`torch.cat([a], out=a)`, partial overlaps).
-bool overlaps_a_result(const std::vector<at::Tensor>& tensors, const std::vector<c10::IValue>& results,
-                       const OperatorPlan& plan, const c10::OperatorHandle& op) {
-  const auto& arguments = op.schema().arguments();
+// How the call's operands share storage with what it writes.
+enum class Sharing {
+  kNone,
+  kSameTensor,  // an operand is exactly a written tensor (a.add_(a), torch.mul(a, b, out=a)): the lowerer
+                // decides (elementwise programs read before they write; others, like cat, the CPU refuses)
+  kOverlap,     // anything else: host kernels, whose overlap checks raise where the CPU's do
+};
+
+Sharing sharing_with_results(const std::vector<at::Tensor>& tensors, const std::vector<c10::IValue>& results,
+                             const OperatorPlan& plan) {
+  Sharing found = Sharing::kNone;
   for (size_t r = 0; r < results.size(); ++r) {
     const int aliased = plan.return_argument[r];
     if (aliased < 0) continue;  // a fresh output
-    const bool out_argument = arguments[static_cast<size_t>(aliased)].is_out();
     const at::Tensor& written = results[r].toTensor();
-    int sharing = 0;
+    // The written tensor is itself one of the call's tensors (self, or the out argument): that one is not sharing.
+    bool seen_itself = false;
     for (const at::Tensor& tensor : tensors) {
       if (!tensor.storage().is_alias_of(written.storage())) continue;
-      // The out tensor is one of the call's tensors itself; any other one sharing it goes to the host.
-      if (out_argument && ++sharing > 1) return true;
-      const bool same_view = tensor.data_ptr() == written.data_ptr() && tensor.sizes() == written.sizes() &&
-                             tensor.strides() == written.strides() && tensor.dtype() == written.dtype();
-      if (!same_view) return true;
+      const bool same = tensor.data_ptr() == written.data_ptr() && tensor.sizes() == written.sizes() &&
+                        tensor.strides() == written.strides() && tensor.dtype() == written.dtype();
+      if (!same) return Sharing::kOverlap;
+      if (!seen_itself) {
+        seen_itself = true;
+      } else {
+        found = Sharing::kSameTensor;
+      }
     }
   }
-  return false;
+  return found;
 }
 
 bool enabled_for(c10::Device device) {
@@ -355,10 +362,12 @@ bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& p
   call.key.insert(call.key.end(), {reinterpret_cast<intptr_t>(&op.schema()), device.index()});
   bool eligible = plan.generator_argument < 0 && mutations_supported(op, plan) && results_bindable(results, device);
   for (size_t i = 0; eligible && i < args.size(); ++i) eligible = call.add_argument(args[i]);
-  if (!eligible || overlaps_a_result(call.tensors, results, plan, op)) {
+  const Sharing sharing = eligible ? sharing_with_results(call.tensors, results, plan) : Sharing::kOverlap;
+  if (!eligible || sharing == Sharing::kOverlap) {
     ++not_eligible;
     return false;
   }
+  call.key.push_back(sharing == Sharing::kSameTensor ? 1 : 0);
   const std::optional<LoweredKernel> kernel = kernel_for(call, op, args, results);
   if (!kernel.has_value()) return false;
 

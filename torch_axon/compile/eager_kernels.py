@@ -150,6 +150,25 @@ def _decompositions():
     return _table
 
 
+def _reads_what_it_writes(args, results, in_place: bool) -> bool:
+    """Whether a tensor the call writes is also another operand (C++ lets only exact matches through); an
+    in-place call's `self` does not count (its program reads `self` before writing it)."""
+    written = {(r.data_ptr(), tuple(r.shape), r.stride()) for r in results}
+    operands = _flatten_tensors(args)[1 if in_place else 0:]
+    return any((t.data_ptr(), tuple(t.shape), t.stride()) in written for t in operands)
+
+
+def _elementwise(graph_module: torch.fx.GraphModule) -> bool:
+    """Only pointwise ops (and the memory-order permutes): each result element reads its own input
+    elements, so a program that reads before it writes gives what the CPU's in-place kernel gives."""
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or node.target is torch.ops.aten.permute.default:
+            continue
+        if torch.Tag.pointwise not in getattr(node.target, "tags", ()):
+            return False
+    return True
+
+
 def _unlowered(graph_module: torch.fx.GraphModule) -> list[str]:
     return sorted({str(node.target) for node in graph_module.graph.nodes
                    if node.op == "call_function" and node.target is not operator.getitem
@@ -220,7 +239,7 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     attempts = [True, False] if floats and all(_generic(value) for value in floats) else [False]
     for operands in attempts:
         try:
-            lowered, dtypes = _lower_call(target, args, results, operands)
+            lowered, dtypes = _lower_call(target, args, results, operands, in_place=not outs and name.endswith("_"))
             break
         except _Declined as declined_call:
             if not operands:
@@ -237,7 +256,7 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     return program.executable, bound, [str(d).removeprefix("torch.") for d in dtypes]
 
 
-def _lower_call(target, args, results, operands: bool):
+def _lower_call(target, args, results, operands: bool, in_place: bool):
     """(LoweredGraph, operand dtypes) of the call; raises _Declined."""
     inputs = _flatten_tensors(args)
     input_orders = [_memory_order(t) for t in inputs]
@@ -252,6 +271,8 @@ def _lower_call(target, args, results, operands: bool):
         raise
     except Exception as error:  # noqa: BLE001  any tracing failure leaves this call to the host kernels
         raise _Declined(f"tracing: {type(error).__name__}") from None
+    if _reads_what_it_writes(args, results, in_place) and not _elementwise(graph_module):
+        raise _Declined("writes an operand it reads, and is not elementwise")
     unlowered = _unlowered(graph_module)
     if unlowered:
         raise _Declined(f"decomposes into {', '.join(unlowered)}")
