@@ -14,14 +14,18 @@ import pytest
 import torch
 from conftest import run_python
 
+import torch_axon
+
 
 @pytest.fixture(autouse=True)
 def compiled_kernels():
-    previous = torch.axon.eager_kernels()
+    previous, after = torch.axon.eager_kernels(), torch_axon._C._eager_compile_after()
     torch.axon.set_eager_kernels("compiled")
+    torch_axon._C._set_eager_compile_after(1)  # compile at the first call: each test's calls are its own shapes
     torch.axon.reset_compiled_kernel_stats()
     yield
     torch.axon.set_eager_kernels(previous)
+    torch_axon._C._set_eager_compile_after(after)
 
 
 def stats():
@@ -56,6 +60,21 @@ def test_operators_run_as_compiled_kernels_and_match_the_cpu():
     counters = stats()
     assert counters["launches"] >= len(checks), counters
     assert counters["lowered"] >= len(checks), counters
+
+
+def test_by_default_a_call_shape_compiles_at_its_second_call():
+    torch_axon._C._set_eager_compile_after(2)
+    a = torch.randn(3, 13, device="axon")
+    (a * a).cpu()
+    assert stats()["launches"] == 0 and stats()["deferred"] == 1, stats()
+    (a * a).cpu()
+    assert stats()["launches"] == 1 and stats()["lowered"] == 1, stats()
+    for length in range(1, 30):  # a growing shape, each seen once: nothing compiles
+        cache = torch.randn(length, 8, device="axon")
+        torch.testing.assert_close((cache * cache).cpu(), cache.cpu() * cache.cpu())
+    assert stats()["lowered"] == 1 and stats()["deferred"] == 30, stats()
+    with pytest.raises(RuntimeError, match="at least 1"):
+        torch_axon._C._set_eager_compile_after(0)
 
 
 def test_a_call_shape_is_lowered_once_then_launched_without_python():
@@ -248,7 +267,7 @@ def test_on_the_pjrt_driver_auto_means_compiled():
         print("strided", torch.equal((x.t() * 2).cpu(), a.t() * 2))
         counters = torch.axon.compiled_kernel_stats()
         print("launches", counters["launches"] >= 3)
-    """, {"AXON_DRIVER": "pjrt", "AXON_EAGER_KERNELS": ""}, timeout=300)
+    """, {"AXON_DRIVER": "pjrt", "AXON_EAGER_KERNELS": "", "AXON_EAGER_COMPILE_AFTER": "1"}, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = dict(line.split() for line in result.stdout.strip().splitlines())
     assert lines == {"mode": "auto", "matmul": "True", "in_place": "True", "strided": "True",

@@ -206,6 +206,7 @@ def test_the_pjrt_driver_records_its_transfers_and_programs():
     out = run_on_pjrt("""
         import torch, torch_axon
         from torch.profiler import profile, ProfilerActivity
+        torch_axon._C._set_eager_compile_after(1)
         x = torch.randn(32, 32)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
             y = x.to("axon")

@@ -62,11 +62,14 @@ std::unordered_map<CallShape, std::optional<LoweredKernel>, CallShapeHash> cache
 std::unordered_map<CallShape, LoweredKernel, CallShapeHash> operand_cache;  // guarded by cache_mutex
 std::unordered_map<CallShape, int, CallShapeHash> value_variants;           // guarded by cache_mutex
 std::unordered_set<const c10::FunctionSchema*> declined_operators;          // guarded by cache_mutex
-KernelLowerer registered_lowerer;                                           // guarded by cache_mutex
+// Call shapes seen fewer times than eager_compile_after(), by the key their program would be kept under.
+std::unordered_map<CallShape, int, CallShapeHash> sightings;  // guarded by cache_mutex
+KernelLowerer registered_lowerer;                             // guarded by cache_mutex
 
 std::atomic<int> mode{-1};  // EagerKernels, or -1 until read from the environment
 std::atomic<int64_t> launches{0}, lowered_shapes{0}, declined_shapes{0}, not_eligible{0}, cache_full{0},
-    value_limited{0};
+    value_limited{0}, deferred{0};
+std::atomic<int> compile_after{-1};      // or -1 until read from the environment
 thread_local bool lowering_now = false;  // the lowerer's own tensor work runs on host kernels
 
 int64_t bits_of(double value) {
@@ -286,6 +289,16 @@ std::optional<LoweredKernel> kernel_for(CallShapeReader& call, const c10::Operat
       ++value_limited;
       return std::nullopt;
     }
+    const int needed = eager_compile_after();
+    if (needed > 1) {
+      const CallShape& seen = operands ? value_free : call.key;
+      if (sightings.size() >= kCallShapeLimit) sightings.clear();  // forget one-off shapes, in bulk
+      if (++sightings[seen] < needed) {
+        ++deferred;
+        return std::nullopt;
+      }
+      sightings.erase(seen);
+    }
     lowerer = registered_lowerer;
   }
   LoweringAnswer answer;
@@ -345,6 +358,22 @@ EagerKernels eager_kernels() {
 
 void set_eager_kernels(EagerKernels value) { mode.store(static_cast<int>(value), std::memory_order_relaxed); }
 
+int eager_compile_after() {
+  int current = compile_after.load(std::memory_order_relaxed);
+  if (current < 0) {
+    const char* value = std::getenv("AXON_EAGER_COMPILE_AFTER");
+    current = value == nullptr || *value == '\0' ? 2 : std::atoi(value);
+    TORCH_CHECK(current >= 1, "[axon] AXON_EAGER_COMPILE_AFTER must be a count of at least 1, got '", value, "'");
+    compile_after.store(current, std::memory_order_relaxed);
+  }
+  return current;
+}
+
+void set_eager_compile_after(int calls) {
+  TORCH_CHECK(calls >= 1, "[axon] a call shape compiles after at least 1 call, got ", calls);
+  compile_after.store(calls, std::memory_order_relaxed);
+}
+
 void set_kernel_lowerer(KernelLowerer lowerer) {
   std::lock_guard<std::mutex> lock(cache_mutex);
   registered_lowerer = std::move(lowerer);
@@ -397,12 +426,13 @@ bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& p
 }
 
 CompiledKernelStats compiled_kernel_stats() {
-  return CompiledKernelStats{launches.load(),     lowered_shapes.load(), declined_shapes.load(),
-                             not_eligible.load(), cache_full.load(),     value_limited.load()};
+  return CompiledKernelStats{launches.load(),   lowered_shapes.load(), declined_shapes.load(), not_eligible.load(),
+                             cache_full.load(), value_limited.load(),  deferred.load()};
 }
 
 void reset_compiled_kernel_stats() {
-  for (auto* counter : {&launches, &lowered_shapes, &declined_shapes, &not_eligible, &cache_full, &value_limited}) {
+  for (auto* counter :
+       {&launches, &lowered_shapes, &declined_shapes, &not_eligible, &cache_full, &value_limited, &deferred}) {
     counter->store(0);
   }
 }

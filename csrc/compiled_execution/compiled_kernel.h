@@ -47,6 +47,13 @@ enum class EagerKernels {
 EagerKernels eager_kernels();
 void set_eager_kernels(EagerKernels mode);
 
+// A call shape compiles at its N-th call (AXON_EAGER_COMPILE_AFTER, default
+// 2); earlier calls run on host kernels. Shapes that occur once (a decode
+// loop's growing cache, each new batch length) then never pay a compile,
+// while a training loop compiles at its second step.
+int eager_compile_after();
+void set_eager_compile_after(int calls);
+
 // What the lowerer answers for one call shape.
 struct LoweredKernel {
   axon_executable executable = nullptr;  // kept alive by the lowerer for the process's life
@@ -87,6 +94,7 @@ struct CompiledKernelStats {
   int64_t not_eligible = 0;   // calls that never asked (strided tensors, generators, out=, ...)
   int64_t cache_full = 0;     // new call shapes refused because the cache holds its limit
   int64_t value_limited = 0;  // new floating values refused: the call shape has its variants
+  int64_t deferred = 0;       // calls of a shape not yet seen eager_compile_after() times
 };
 CompiledKernelStats compiled_kernel_stats();
 void reset_compiled_kernel_stats();

@@ -98,9 +98,12 @@ void init_compiled_kernels(py::module_& m) {
     result["not_eligible"] = stats.not_eligible;
     result["cache_full"] = stats.cache_full;
     result["value_limited"] = stats.value_limited;
+    result["deferred"] = stats.deferred;
     return result;
   });
   m.def("_reset_compiled_kernel_stats", &reset_compiled_kernel_stats);
+  m.def("_eager_compile_after", &eager_compile_after);
+  m.def("_set_eager_compile_after", &set_eager_compile_after);
 }
 
 }  // namespace axon
