@@ -50,10 +50,10 @@ HostAliases::StorageView& HostAliases::view_of(const at::Tensor& tensor) {
   const c10::Storage& device_storage = tensor.storage();
   const c10::StorageImpl* key = device_storage.unsafeGetStorageImpl();
   for (StorageView& view : storages_) {
-    if (view.device_storage == key) return view;
+    if (view.device_storage.unsafeGetStorageImpl() == key) return view;
   }
   StorageView view;
-  view.device_storage = key;
+  view.device_storage = device_storage;
   view.device_bytes = static_cast<char*>(const_cast<void*>(device_storage.data()));
   void* host_data = nullptr;
   if (view.device_bytes != nullptr && device_storage.nbytes() > 0) {
@@ -102,6 +102,21 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
 c10::IValue HostAliases::alias(const c10::IValue& value, Access access) {
   if (value.isDevice()) return retarget_device(value, c10::kCPU);
   return map_tensors(value, [this, access](const at::Tensor& tensor) { return alias(tensor, access); });
+}
+
+at::Tensor HostAliases::device_view(const at::Tensor& host) const {
+  if (!host.defined() || !host.has_storage()) return at::Tensor();
+  for (const StorageView& view : storages_) {
+    if (!host.storage().is_alias_of(view.host_storage)) continue;
+    auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(view.device_storage),
+                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.dtype());
+    impl->set_sizes_and_strides(host.sizes(), host.strides(), host.storage_offset());
+    at::Tensor tensor(std::move(impl));
+    tensor._set_conj(host.is_conj());
+    tensor._set_neg(host.is_neg());
+    return tensor;
+  }
+  return at::Tensor();
 }
 
 bool HostAliases::staged() const {

@@ -54,6 +54,12 @@ class HostAliases {
   // Whether some alias views a staging buffer rather than device memory.
   bool staged() const;
 
+  // The axon tensor viewing what `host` views (same sizes, strides, offset,
+  // dtype), when `host` lies in a storage these aliases made; undefined
+  // otherwise. Maps a CPU kernel's result that is a view of its input (a
+  // sparse tensor's values, a nested tensor's component) back to the device.
+  at::Tensor device_view(const at::Tensor& host) const;
+
   // Bytes of device memory the aliases made so far cover, read or written.
   std::size_t bytes_covered() const;
 
@@ -69,7 +75,7 @@ class HostAliases {
  private:
   // One axon storage seen by this call.
   struct StorageView {
-    const c10::StorageImpl* device_storage = nullptr;
+    c10::Storage device_storage;
     c10::Storage host_storage;
     char* device_bytes = nullptr;
     c10::DataPtr staging;  // pinned host bytes, when the device's memory is not host-addressable
