@@ -81,6 +81,35 @@ def _layout(tensor: torch.Tensor) -> tuple:
     return tuple(stride for size, stride in zip(tensor.shape, tensor.stride()) if size != 1)
 
 
+def _members(tensor: torch.Tensor) -> list[torch.Tensor]:
+    """The dense tensors a sparse or nested tensor is made of."""
+    if tensor.is_nested:
+        return list(tensor.unbind())
+    if tensor.layout == torch.sparse_coo:
+        return [tensor._indices(), tensor._values()]
+    if tensor.layout in (torch.sparse_csr, torch.sparse_bsr):
+        return [tensor.crow_indices(), tensor.col_indices(), tensor.values()]
+    return [tensor.ccol_indices(), tensor.row_indices(), tensor.values()]
+
+
+def _assert_same_layout_members(actual: torch.Tensor, expected: torch.Tensor, where: str) -> None:
+    """Sparse and nested results: the same members (indices, values, components), and flags."""
+    if not expected.is_nested and actual.shape != expected.shape:
+        raise Mismatch(f"{where}: shape {tuple(actual.shape)}, CPU gives {tuple(expected.shape)}")
+    if expected.layout == torch.sparse_coo and actual.is_coalesced() != expected.is_coalesced():
+        raise Mismatch(f"{where}: is_coalesced() {actual.is_coalesced()}, CPU gives {expected.is_coalesced()}")
+    actual_members, expected_members = _members(actual), _members(expected)
+    if len(actual_members) != len(expected_members):
+        raise Mismatch(f"{where}: {len(actual_members)} components, CPU gives {len(expected_members)}")
+    for index, (a, e) in enumerate(zip(actual_members, expected_members)):
+        if a.shape != e.shape or a.dtype != e.dtype:
+            raise Mismatch(f"{where} member {index}: {a.dtype} {tuple(a.shape)}, CPU gives {e.dtype} {tuple(e.shape)}")
+        try:
+            torch.testing.assert_close(a, e, equal_nan=True, check_stride=False)
+        except AssertionError as error:
+            raise Mismatch(f"{where} member {index}: values differ: {str(error).splitlines()[0:3]}") from None
+
+
 def assert_same(axon_value: Any, cpu_value: Any, *, check_strides: bool, where: str = "output",
                 expect_axon: bool = True) -> None:
     """Raises Mismatch unless axon's result equals the CPU's (values, dtype, shape, device, strides)."""
@@ -93,6 +122,12 @@ def assert_same(axon_value: Any, cpu_value: Any, *, check_strides: bool, where: 
             raise Mismatch(f"{where}: result is on {axon_value.device}, expected axon")
         if axon_value.dtype != cpu_value.dtype:
             raise Mismatch(f"{where}: dtype {axon_value.dtype}, CPU gives {cpu_value.dtype}")
+        if axon_value.layout != cpu_value.layout or axon_value.is_nested != cpu_value.is_nested:
+            raise Mismatch(f"{where}: layout {axon_value.layout}{' (nested)' * axon_value.is_nested}, CPU gives "
+                           f"{cpu_value.layout}{' (nested)' * cpu_value.is_nested}")
+        if cpu_value.layout != torch.strided or cpu_value.is_nested:
+            _assert_same_layout_members(to_cpu(axon_value), cpu_value, where)
+            return
         if axon_value.shape != cpu_value.shape:
             raise Mismatch(f"{where}: shape {tuple(axon_value.shape)}, CPU gives {tuple(cpu_value.shape)}")
         if (check_strides and cpu_value.numel() > 1 and _dense(cpu_value)

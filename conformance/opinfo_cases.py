@@ -33,12 +33,19 @@ RANDOM_OPERATORS = {
 CPU_RESIDENT_ARGUMENTS = {"tensor_split": {0}}
 
 # Operators axon does not support yet, with the one-line reason reported.
-AXON_SKIPS = {
-    "sparse layouts (COO/CSR/BSR) are not supported on axon yet; dense tensors only": (
-        lambda op: op.name.startswith("sparse.") or op.name in {"to_sparse"}),
-}
+AXON_SKIPS: dict[str, Callable] = {}
 
-ALL_CHECKS = ("values", "noncontiguous", "layouts", "inplace", "out", "errors", "gradients", "forward_ad", "native")
+# The sparse layouts an OpInfo may declare, as (check name, layout, OpInfo flag).
+SPARSE_LAYOUTS = (
+    ("sparse_coo", torch.sparse_coo, "supports_sparse"),
+    ("sparse_csr", torch.sparse_csr, "supports_sparse_csr"),
+    ("sparse_csc", torch.sparse_csc, "supports_sparse_csc"),
+    ("sparse_bsr", torch.sparse_bsr, "supports_sparse_bsr"),
+    ("sparse_bsc", torch.sparse_bsc, "supports_sparse_bsc"),
+)
+
+ALL_CHECKS = ("values", "noncontiguous", "layouts", "inplace", "out", "errors", "gradients", "forward_ad", "native",
+              "sparse")
 
 
 def _permuted(tensor: torch.Tensor) -> torch.Tensor:
@@ -319,6 +326,42 @@ def _samples(op, dtype, requires_grad: bool, limit: int | None) -> list:
         return list(itertools.islice(iterator, limit))
 
 
+def _sparse_samples(op, layout: torch.layout, dtype: torch.dtype, limit: int | None) -> list:
+    """The OpInfo's samples in `layout` (op.sample_inputs_sparse), the ones PyTorch's test_sparse runs.
+
+    Elementwise unary operators without sparse samples of their own get their
+    2-d dense samples converted to `layout`, as test_sparse's consistency
+    tests do.
+    """
+    from torch.testing._internal.opinfo.core import SampleInput, UnaryUfuncInfo
+
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return list(itertools.islice(op.sample_inputs_sparse(layout, torch.device("cpu"), dtype), limit))
+        except NotImplementedError:
+            if not isinstance(op, UnaryUfuncInfo):
+                raise
+        blocksize = (1, 1) if layout in (torch.sparse_bsr, torch.sparse_bsc) else None
+        converted = [SampleInput(s.input.to_sparse(layout=layout, blocksize=blocksize), args=s.args, kwargs=s.kwargs)
+                     for s in op.sample_inputs(torch.device("cpu"), dtype)
+                     if s.input.dim() == 2 and not s.args and not s.kwargs]
+        return converted[:limit]
+
+
+def _transformed(samples: list, transform: Callable) -> list:
+    """`transform` applied to each sample; samples the CPU cannot transform (a CSR input made
+    noncontiguous) are left out."""
+    transformed = []
+    for sample in samples:
+        try:
+            transformed.append(transform(sample))
+        except RuntimeError:
+            continue
+    return transformed
+
+
 def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples: int | None = None,
                  checks: Iterable[str] = ALL_CHECKS) -> list[Result]:
     """All results for one OpInfo."""
@@ -352,7 +395,8 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
             record("values", name, lambda: [_compare_call(op, s, random=random) for s in samples])
         if "noncontiguous" in checks:
             record("noncontiguous", name,
-                   lambda: [_compare_call(op, s.noncontiguous(), random=random) for s in samples])
+                   lambda: [_compare_call(op, s, random=random)
+                            for s in _transformed(samples, lambda s: s.noncontiguous())])
         if "layouts" in checks:
             record("layouts", name,
                    lambda: [_compare_call(op, s.transform(layout), random=random)
@@ -361,6 +405,18 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
             record("inplace", name, lambda: [_inplace_check(op, s, random=random) for s in samples])
         if "out" in checks and op.supports_out:
             record("out", name, lambda: [_out_check(op, s, random=random) for s in samples])
+        if "sparse" in checks:
+            for check, layout, flag in SPARSE_LAYOUTS:
+                if not getattr(op, flag, False):
+                    continue
+                try:
+                    sparse_samples = _sparse_samples(op, layout, dtype, max_samples)
+                except Exception as error:
+                    results.append(Result(label, check, name, Outcome.SKIPPED,
+                                          f"OpInfo cannot make {check} samples on CPU: {type(error).__name__}"))
+                    continue
+                record(check, name, lambda samples=sparse_samples: [
+                    _compare_call(op, s, random=random, check_strides=False) for s in samples])
         differentiable = dtype.is_floating_point or dtype.is_complex
         if not random and differentiable and op.supports_autograd and dtype in op.supported_backward_dtypes("cpu"):
             grad_samples = None

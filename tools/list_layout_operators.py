@@ -8,10 +8,12 @@ layouts: SparseCPU (COO), SparseCsrCPU (CSR, CSC, BSR, BSC) and
 NestedTensorCPU (strided nested tensors). Axon registers the same overloads
 for SparsePrivateUse1, SparseCsrPrivateUse1 and NestedTensorPrivateUse1, so
 a call that the CPU runs with its layout kernel never falls through to a
-dense composite on axon. Pinning is left out: axon tensors are never pinned.
+dense composite on axon. Also the strided (CPU) operators that build those
+layouts from dense tensors (_to_sparse_csr, _nested_from_padded). Pinning is left out: axon tensors are never pinned.
 """
 
 import pathlib
+import re
 
 import torchgen
 import yaml
@@ -20,7 +22,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 NATIVE = pathlib.Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
 HEADER = ROOT / "csrc/layouts/layout_operators.h"
 FAMILIES = {"kSparseOperators": "SparseCPU", "kSparseCompressedOperators": "SparseCsrCPU",
-            "kNestedOperators": "NestedTensorCPU"}
+            "kNestedOperators": "NestedTensorCPU", "kDenseToLayoutOperators": "CPU"}
+# The strided operators that build or check the other layouts (the generic
+# dense kernel leaves them out: tools/generic_operator_exclusions.txt).
+DENSE_TO_LAYOUT = re.compile(r"sparse|nested")
 LEFT_OUT = {"is_pinned", "_pin_memory"}
 
 PREAMBLE = """\
@@ -43,6 +48,8 @@ def main() -> None:
         for entry in entries:
             name = entry["func"].split("(")[0]
             keys = {k.strip() for keys in entry.get("dispatch", {}) for k in keys.split(",")}
+            if key == "CPU" and not DENSE_TO_LAYOUT.search(name):
+                continue
             if key in keys and name not in LEFT_OUT:
                 names.add(name)
         lines.append(f"\ninline constexpr const char* {array}[] = {{\n")

@@ -425,4 +425,19 @@ inline constexpr const char* kNestedOperators[] = {
     "zero_",
 };
 
+inline constexpr const char* kDenseToLayoutOperators[] = {
+    "_nested_compute_contiguous_strides_offsets",
+    "_nested_from_padded",
+    "_nested_tensor_from_mask",
+    "_nested_tensor_from_mask_left_aligned",
+    "_nested_view_from_buffer",
+    "_to_sparse",
+    "_to_sparse.sparse_dim",
+    "_to_sparse_bsc",
+    "_to_sparse_bsr",
+    "_to_sparse_csc",
+    "_to_sparse_csr",
+    "_validate_compressed_sparse_indices",
+};
+
 }  // namespace axon

@@ -53,4 +53,10 @@ TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
        "transpose.int", "unbind.int", "unsqueeze", "values", "view"});
 }
 
+// Strided operators that build a sparse or nested tensor from dense ones (or
+// check one's indices); a nested view of a dense buffer is metadata only.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  register_family<c10::DispatchKey::CPU>(m, kDenseToLayoutOperators, {"_nested_view_from_buffer"});
+}
+
 }  // namespace axon
