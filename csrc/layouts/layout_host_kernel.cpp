@@ -6,6 +6,7 @@
 #include <ATen/ops/_sparse_compressed_tensor_unsafe.h>
 #include <ATen/ops/_sparse_coo_tensor_with_dims_and_tensors.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -26,10 +27,12 @@ bool is_compressed(c10::Layout layout) {
          layout == c10::kSparseBsc;
 }
 
-// Copies between devices take tensors of other devices by design.
+// Copies between devices take tensors of other devices by design; nested
+// tensors' sizes, strides and offsets are CPU tensors on every device.
 bool crosses_devices(const std::string& name) {
   return name == "aten::copy_" || name == "aten::_to_copy" || name == "aten::copy_sparse_to_sparse_" ||
-         name == "aten::_copy_from" || name == "aten::_copy_from_and_resize";
+         name == "aten::_copy_from" || name == "aten::_copy_from_and_resize" ||
+         name.find("nested") != std::string::npos;
 }
 
 // The single axon device of the call. As for dense kernels, tensors of other
@@ -84,12 +87,17 @@ class LayoutCall {
   // kernel may replace or grow its members, which aliases cannot follow).
   at::Tensor to_host(const at::Tensor& tensor, bool mutated) {
     if (!tensor.defined() || !tensor.is_privateuseone()) return tensor;
+    // A tensor passed twice is one tensor to the kernel too (smm passes its result as input and output).
+    for (const auto& [host, original] : converted_) {
+      if (original.unsafeGetTensorImpl() == tensor.unsafeGetTensorImpl()) return host;
+    }
     at::Tensor host;
     if (tensor.is_nested()) {
       // In-place nested kernels write the buffer's elements and never resize it.
       const auto* impl = at::native::get_nested_tensor_impl(tensor);
-      const at::Tensor buffer =
-          aliases_.alias(impl->get_unsafe_storage_as_tensor(), mutated ? Access::write : Access::read);
+      // Kept alive for the call: aliases are looked up by tensor address, which a freed one would pass on.
+      buffers_.push_back(impl->get_unsafe_storage_as_tensor());
+      const at::Tensor buffer = aliases_.alias(buffers_.back(), mutated ? Access::write : Access::read);
       host = at::detail::make_tensor<at::native::NestedTensorImpl>(
           buffer, impl->get_nested_sizes(), impl->get_nested_strides(), impl->get_storage_offsets());
     } else if (tensor.layout() == c10::kSparse) {
@@ -197,6 +205,7 @@ class LayoutCall {
 
   c10::Device device_;
   HostAliases aliases_;
+  std::vector<at::Tensor> buffers_;  // nested arguments' storages as tensors
   // (CPU tensor handed to the kernel, the axon argument it stands for).
   std::vector<std::pair<at::Tensor, at::Tensor>> converted_;
 };
@@ -215,14 +224,23 @@ void run_layout_host_kernel(const c10::OperatorHandle& op, torch::jit::Stack* st
   AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
 
   const std::vector<c10::IValue> originals(args.begin(), args.end());
+  // Tensors the kernel may write, wherever else they are passed.
+  std::vector<const c10::TensorImpl*> mutated;
+  for (size_t i = 0; i < num_args; ++i) {
+    if (!plan.argument_is_mutable[i]) continue;
+    for_each_tensor(originals[i], [&](const at::Tensor& t) { mutated.push_back(t.unsafeGetTensorImpl()); });
+  }
+  const auto is_mutated = [&](const at::Tensor& t) {
+    return std::find(mutated.begin(), mutated.end(), t.unsafeGetTensorImpl()) != mutated.end();
+  };
   LayoutCall call(device);
   torch::jit::Stack cpu_stack;
   cpu_stack.reserve(num_args);
   for (size_t i = 0; i < num_args; ++i) {
-    const bool mutated = plan.argument_is_mutable[i];
-    cpu_stack.push_back(originals[i].isDevice()
-                            ? retarget_device(originals[i], c10::kCPU)
-                            : map_tensors(originals[i], [&](const at::Tensor& t) { return call.to_host(t, mutated); }));
+    cpu_stack.push_back(originals[i].isDevice() ? retarget_device(originals[i], c10::kCPU)
+                                                : map_tensors(originals[i], [&](const at::Tensor& t) {
+                                                    return call.to_host(t, is_mutated(t));
+                                                  }));
   }
   const std::vector<c10::IValue> host_arguments(cpu_stack.begin(), cpu_stack.end());
   if (call.aliases().staged()) {

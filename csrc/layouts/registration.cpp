@@ -11,6 +11,7 @@
 #include <set>
 #include <string_view>
 
+#include "host_execution/stream_kernel.h"
 #include "layouts/layout_kernels.h"
 #include "layouts/layout_operators.h"
 
@@ -26,6 +27,21 @@ void register_family(torch::Library& m, const char* const (&operators)[N],
     } else {
       m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_layout_host_kernel>());
     }
+  }
+}
+
+// The embedding bag's gradient is sparse when its `sparse` argument says so;
+// the dense one runs through the generic stream kernel.
+void embedding_bag_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& arguments = op.schema().arguments();
+  bool sparse = false;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i].name() == "sparse") sparse = (*stack)[stack->size() - arguments.size() + i].toBool();
+  }
+  if (sparse) {
+    run_layout_host_kernel(op, stack);
+  } else {
+    stream_kernel(op, stack);
   }
 }
 
@@ -57,6 +73,7 @@ TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
 // check one's indices); a nested view of a dense buffer is metadata only.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   register_family<c10::DispatchKey::CPU>(m, kDenseToLayoutOperators, {"_nested_view_from_buffer"});
+  m.impl("_embedding_bag_backward", torch::CppFunction::makeFromBoxedFunction<&embedding_bag_backward>());
 }
 
 }  // namespace axon

@@ -55,7 +55,6 @@ inline constexpr const char* kGenericOperators[] = {
     "_cummin_helper",
     "_dirichlet_grad",
     "_embedding_bag",
-    "_embedding_bag_backward",
     "_embedding_bag_dense_backward",
     "_embedding_bag_forward_only",
     "_embedding_bag_per_sample_weights_backward",
