@@ -2,6 +2,8 @@
 every operator the CPU has, results equal to the CPU's, no CPU fallback."""
 
 import io
+import pathlib
+import sys
 
 import pytest
 import torch
@@ -212,3 +214,15 @@ def test_save_and_load_keep_the_device_and_layout(layout):
     buffer.seek(0)
     loaded = torch.load(buffer)
     assert_same(loaded, as_layout(dense_matrix(), layout))
+
+
+@pytest.mark.parametrize("model", ["gnn", "recommender"])
+def test_sparse_example_models_train_as_on_the_cpu(model):
+    """examples/train_sparse.py: a GCN over a CSR adjacency and an EmbeddingBag(sparse=True) recommender."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+    import train_sparse
+
+    cpu_losses, _ = train_sparse.MODELS[model]("cpu", 12)
+    axon_losses, _ = train_sparse.MODELS[model]("axon", 12)
+    assert sum(cpu_losses[-3:]) < sum(cpu_losses[:3])  # it learns
+    torch.testing.assert_close(axon_losses, cpu_losses, atol=1e-4, rtol=1e-4)
