@@ -226,3 +226,17 @@ def test_sparse_example_models_train_as_on_the_cpu(model):
     axon_losses, _ = train_sparse.MODELS[model]("axon", 12)
     assert sum(cpu_losses[-3:]) < sum(cpu_losses[:3])  # it learns
     torch.testing.assert_close(axon_losses, cpu_losses, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+def test_reduced_sparse_matmul_gradients(reduce):
+    """Kernels see whether their inputs require grad: amax/amin keep the indices their backward reads."""
+
+    def gradients(device):
+        sparse = dense_matrix(5, 5).to_sparse_csr().to(device).requires_grad_()
+        weight = torch.arange(15.0).reshape(5, 3).to(device).requires_grad_()
+        torch.sparse.mm(sparse, weight, reduce).pow(2).sum().backward()
+        return sparse.grad.to_dense(), weight.grad
+
+    actual, expected = on_both(gradients)
+    assert_same(actual, expected)

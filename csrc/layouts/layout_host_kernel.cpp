@@ -115,6 +115,8 @@ class LayoutCall {
     } else {
       host = aliases_.alias(tensor);
     }
+    // Kernels may look at it: sparse.mm's max/min reductions keep the arg-indices backward needs only then.
+    if (tensor.requires_grad() && host.is_leaf() && !host.requires_grad()) host.set_requires_grad(true);
     converted_.emplace_back(host, tensor);
     return host;
   }
