@@ -63,7 +63,7 @@ def to_axon(value: Any, storages: dict | None = None) -> Any:
 
 def _same_layout_on_axon(tensor: torch.Tensor, storages: dict) -> torch.Tensor:
     """An axon copy with the same storage, offset and strides (as_strided semantics depend on them)."""
-    if tensor.layout != torch.strided or tensor.is_conj() or tensor.is_neg():
+    if tensor.layout != torch.strided or tensor.is_nested or tensor.is_conj() or tensor.is_neg():
         return tensor.to("axon")
     storage = tensor.untyped_storage()
     key = (storage.data_ptr(), storage.nbytes())

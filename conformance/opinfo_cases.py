@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from collections.abc import Callable, Iterable
@@ -45,7 +46,7 @@ SPARSE_LAYOUTS = (
 )
 
 ALL_CHECKS = ("values", "noncontiguous", "layouts", "inplace", "out", "errors", "gradients", "forward_ad", "native",
-              "sparse")
+              "sparse", "nested")
 
 
 def _permuted(tensor: torch.Tensor) -> torch.Tensor:
@@ -350,6 +351,38 @@ def _sparse_samples(op, layout: torch.layout, dtype: torch.dtype, limit: int | N
         return converted[:limit]
 
 
+@functools.lru_cache(maxsize=1)
+def _nested_opinfos() -> dict:
+    """njt_op_db (PyTorch's OpInfos with nested samples) by (name, variant), those that support nested inputs."""
+    from torch.testing._internal.opinfo.definitions.nested import njt_op_db
+
+    return {(op.name, op.variant_test_name): op for op in njt_op_db if op.supports_njt}
+
+
+def _strided_nested(value: Any) -> Any:
+    """A jagged nested tensor as a strided one (the layout with ATen kernels); other values unchanged."""
+    if isinstance(value, torch.Tensor) and value.is_nested and value.layout == torch.jagged:
+        return torch.nested.nested_tensor(list(value.detach().unbind()), layout=torch.strided)
+    return value
+
+
+def _nested_samples(op, dtype: torch.dtype, limit: int | None) -> dict[str, list]:
+    """The nested samples test_nestedtensor runs (jagged layout), and the same as strided nested tensors."""
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    nested_op = _nested_opinfos().get((op.name, op.variant_test_name))
+    if nested_op is None:
+        return {}
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        jagged = list(itertools.islice(nested_op.sample_inputs(torch.device("cpu"), dtype), limit))
+        strided = [SampleInput(_strided_nested(s.input), args=tuple(_strided_nested(a) for a in s.args),
+                               kwargs={k: _strided_nested(v) for k, v in s.kwargs.items()}) for s in jagged
+                   if s.input.is_contiguous()]
+    return {"nested_jagged": jagged, "nested_strided": strided}
+
+
 def _transformed(samples: list, transform: Callable) -> list:
     """`transform` applied to each sample; samples the CPU cannot transform (a CSR input made
     noncontiguous) are left out."""
@@ -417,6 +450,17 @@ def run_operator(op, *, dtypes: Iterable[torch.dtype] | None = None, max_samples
                     continue
                 record(check, name, lambda samples=sparse_samples: [
                     _compare_call(op, s, random=random, check_strides=False) for s in samples])
+        if "nested" in checks:
+            try:
+                nested = _nested_samples(op, dtype, max_samples)
+            except Exception as error:
+                nested = {}
+                results.append(Result(label, "nested", name, Outcome.SKIPPED,
+                                      f"OpInfo cannot make nested samples on CPU: {type(error).__name__}"))
+            for check, nested_samples in nested.items():
+                if nested_samples:
+                    record(check, name, lambda samples=nested_samples: [
+                        _compare_call(op, s, random=random, check_strides=False) for s in samples])
         differentiable = dtype.is_floating_point or dtype.is_complex
         if not random and differentiable and op.supports_autograd and dtype in op.supported_backward_dtypes("cpu"):
             grad_samples = None
