@@ -5,6 +5,7 @@ under torch.compile."""
 import io
 
 import pytest
+from conftest import run_python
 import torch
 
 
@@ -143,3 +144,23 @@ def test_jagged_layout_eager_and_compiled():
     expected = run("cpu", False)
     assert_same(run("axon", False), expected)
     assert_same(run("axon", True), expected)
+
+
+def test_nested_operators_queue_on_the_stream():
+    """Device-generic nested operators compute through dense axon kernels: the call returns while the
+    stream is held (a synchronizing implementation would wait for the gate and time out)."""
+    result = run_python("""
+        import warnings
+        import torch, torch_axon
+        warnings.simplefilter("ignore")
+        x = torch.nested.nested_tensor([torch.ones(2, 4), torch.ones(3, 4)], device="axon")
+        stream = torch.axon.current_stream()
+        gate = torch_axon._C._testing.close_gate(stream.device_index, stream.stream_id)
+        y = torch.softmax(torch.nn.functional.gelu(x * 2 + x), -1)
+        queued = not stream.query()
+        torch_axon._C._testing.open_gate(gate)
+        print(queued, y.to_padded_tensor(0.0).sum().item())
+    """, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    queued, total = result.stdout.split()
+    assert queued == "True" and abs(float(total) - 5.0) < 1e-5

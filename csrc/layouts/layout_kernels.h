@@ -6,11 +6,13 @@
 // values, a nested tensor's buffer (its sizes, strides and offsets are CPU
 // metadata on every device). Two kernels run every operator the CPU has for
 // these layouts (layout_operators.h):
-//  - run_layout_metadata_kernel: operators that only build, read or
-//    rearrange the metadata (construction from members, _values, _nnz,
-//    sparse_resize_, a nested transpose) run PyTorch's device-generic
-//    implementation, the one registered for the CPU: members stay where
-//    they are and every dense operator it calls runs as an axon kernel.
+//  - run_device_generic_kernel: operators whose PyTorch implementation is
+//    device-generic (it only builds, reads or rearranges the metadata, or
+//    computes through dense operators on the members: construction from
+//    members, _values, _nnz, a nested transpose, nested elementwise and
+//    softmax) run it, the one registered for the CPU, on the axon tensors
+//    themselves: members stay where they are and every dense operator it
+//    calls runs as an axon kernel, queued on the stream.
 //  - run_layout_host_kernel: everything else (coalescing, sparse products,
 //    conversions between layouts, nested softmax) runs ATen's CPU kernel on
 //    the stream's host seam, as dense operators whose result size depends on
@@ -31,7 +33,7 @@ namespace axon {
 // `Key` is the CPU dispatch key of the layout family (SparseCPU,
 // SparseCsrCPU or NestedTensorCPU) whose implementation runs.
 template <c10::DispatchKey Key>
-void run_layout_metadata_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void run_device_generic_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   op.redispatchBoxed(c10::DispatchKeySet(Key), stack);
 }
 

@@ -2,10 +2,17 @@
 //
 // Every operator overload the CPU has a layout kernel for is registered for
 // the matching axon key, so that no call the CPU runs falls through to a
-// dense composite here. Most run the CPU kernel on the host seam; the few
-// below that only build, read or rearrange metadata run PyTorch's own
-// device-generic implementation, so they return the very members (and views
-// of them) instead of copies.
+// dense composite here. Two kinds run device-generic PyTorch code on the axon
+// tensors themselves (run_device_generic_kernel):
+//  - sparse operators that only build, read or rearrange metadata, so they
+//    return the very members (and views of them) instead of copies;
+//  - nested operators whose CPU implementation is also CUDA's: they compute
+//    through dense operators on the buffer, so they queue on the stream like
+//    any dense work. Left out are those that call a CPU-only kernel stub
+//    (layer norm). Sparse operators shared with CUDA are not taken this way:
+//    under AXON_MEMORY_PROTECT=1 their conversions read device memory from
+//    host code.
+// The rest run the CPU kernel on the host seam (run_layout_host_kernel).
 #include <torch/library.h>
 
 #include <set>
@@ -20,10 +27,10 @@ namespace {
 
 template <c10::DispatchKey Key, size_t N>
 void register_family(torch::Library& m, const char* const (&operators)[N],
-                     const std::set<std::string_view>& metadata_operators) {
+                     const std::set<std::string_view>& device_generic) {
   for (const char* name : operators) {
-    if (metadata_operators.count(name)) {
-      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_layout_metadata_kernel<Key>>());
+    if (device_generic.count(name)) {
+      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_device_generic_kernel<Key>>());
     } else {
       m.impl(name, torch::CppFunction::makeFromBoxedFunction<&run_layout_host_kernel>());
     }
@@ -62,11 +69,10 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
-  register_family<c10::DispatchKey::NestedTensorCPU>(
-      m, kNestedOperators,
-      {"_nested_tensor_size", "_nested_tensor_storage_offsets", "_nested_tensor_strides", "alias", "chunk", "detach",
-       "is_same_size", "narrow", "select.int", "split_with_sizes", "squeeze", "squeeze.dim", "squeeze.dims",
-       "transpose.int", "unbind.int", "unsqueeze", "values", "view"});
+  std::set<std::string_view> device_generic(std::begin(kNestedSharedWithCuda), std::end(kNestedSharedWithCuda));
+  device_generic.erase("native_layer_norm");
+  device_generic.erase("native_layer_norm_backward");
+  register_family<c10::DispatchKey::NestedTensorCPU>(m, kNestedOperators, device_generic);
 }
 
 // Strided operators that build a sparse or nested tensor from dense ones (or
