@@ -5,8 +5,8 @@ under torch.compile."""
 import io
 
 import pytest
-from conftest import run_python
 import torch
+from conftest import run_python
 
 
 @pytest.fixture(autouse=True)
