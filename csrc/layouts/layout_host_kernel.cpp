@@ -131,9 +131,9 @@ class LayoutCall {
     }
     if (host.is_nested()) {
       const auto* impl = at::native::get_nested_tensor_impl(host);
-      return at::detail::make_tensor<at::native::NestedTensorImpl>(member_to_device(impl->get_unsafe_storage_as_tensor()),
-                                                                   impl->get_nested_sizes(), impl->get_nested_strides(),
-                                                                   impl->get_storage_offsets());
+      return at::detail::make_tensor<at::native::NestedTensorImpl>(
+          member_to_device(impl->get_unsafe_storage_as_tensor()), impl->get_nested_sizes(), impl->get_nested_strides(),
+          impl->get_storage_offsets());
     }
     if (host.layout() == c10::kSparse) {
       const auto* impl = at::sparse::get_sparse_impl(host);
@@ -182,9 +182,9 @@ class LayoutCall {
       impl->set_coalesced(source->coalesced());
     } else if (is_compressed(target.layout())) {
       auto* source = at::sparse_csr::get_sparse_csr_impl(host);
-      at::sparse_csr::get_sparse_csr_impl(target)->set_member_tensors(
-          member_to_device(source->compressed_indices()), member_to_device(source->plain_indices()),
-          member_to_device(source->values()), host.sizes());
+      at::sparse_csr::get_sparse_csr_impl(target)->set_member_tensors(member_to_device(source->compressed_indices()),
+                                                                      member_to_device(source->plain_indices()),
+                                                                      member_to_device(source->values()), host.sizes());
     } else {
       if (target.sizes() != host.sizes()) {
         target.resize_(host.sizes());

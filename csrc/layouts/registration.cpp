@@ -63,9 +63,9 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
-  register_family<c10::DispatchKey::SparseCsrCPU>(m, kSparseCompressedOperators,
-                                                  {"_nnz", "ccol_indices", "col_indices", "crow_indices",
-                                                   "dense_dim", "row_indices", "sparse_dim", "values"});
+  register_family<c10::DispatchKey::SparseCsrCPU>(
+      m, kSparseCompressedOperators,
+      {"_nnz", "ccol_indices", "col_indices", "crow_indices", "dense_dim", "row_indices", "sparse_dim", "values"});
 }
 
 TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
