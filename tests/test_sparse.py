@@ -7,6 +7,7 @@ import sys
 
 import pytest
 import torch
+from conftest import run_python
 
 LAYOUTS = [torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc]
 
@@ -240,3 +241,33 @@ def test_reduced_sparse_matmul_gradients(reduce):
 
     actual, expected = on_both(gradients)
     assert_same(actual, expected)
+
+
+def test_sparse_products_with_dense_results_queue_on_the_stream():
+    """Once a synchronous run confirmed the dense meta kernel's prediction of a call signature's results,
+    later calls of that signature queue like dense kernels (a synchronizing one would time out here)."""
+    result = run_python("""
+        import warnings
+        import torch, torch_axon
+        warnings.simplefilter("ignore")
+        matrix = torch.eye(64) * 2
+        sparse, dense = matrix.to_sparse_csr().to("axon"), torch.ones(64, 8).to("axon")
+        torch.addmm(dense, sparse, dense)  # proves the signature
+        stream = torch.axon.current_stream()
+        gate = torch_axon._C._testing.close_gate(stream.device_index, stream.stream_id)
+        product = torch.addmm(dense, sparse, dense * 3)
+        queued = not stream.query()
+        torch_axon._C._testing.open_gate(gate)
+        print(queued, product.sum().item())
+    """, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["True", str(64 * 8 * 7.0)]
+
+
+def test_a_refuted_prediction_keeps_the_sparse_result():
+    """sparse * dense is sparse, though the dense meta kernel predicts a dense result: every call stays right."""
+    sparse, dense = dense_matrix().to_sparse().to("axon"), torch.full((6, 4), 2.0).to("axon")
+    for _ in range(3):
+        product = sparse * dense
+        assert product.layout == torch.sparse_coo
+        torch.testing.assert_close(product.to_dense().cpu(), dense_matrix() * 2)

@@ -5,9 +5,14 @@
 #include <ATen/native/SparseTensorUtils.h>
 #include <ATen/ops/_sparse_compressed_tensor_unsafe.h>
 #include <ATen/ops/_sparse_coo_tensor_with_dims_and_tensors.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -15,9 +20,11 @@
 #include "core/device.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/stream_launch.h"
 #include "layouts/layout_kernels.h"
 #include "ops/argument_tensors.h"
 #include "ops/operator_plan.h"
+#include "ops/shape_inference.h"
 
 namespace axon {
 namespace {
@@ -212,16 +219,164 @@ class LayoutCall {
   std::vector<std::pair<at::Tensor, at::Tensor>> converted_;
 };
 
-}  // namespace
+// ---- queuing calls whose results are dense -------------------------------
+//
+// Most sparse results have sizes that depend on data, but many calls give
+// dense results whose sizes follow from the arguments' sizes alone: a sparse
+// matrix times a dense one, conversion to dense, reductions. Such a call can
+// be queued like a dense kernel if its results' sizes and strides are known
+// without running it. They are predicted by the dense operator's meta kernel,
+// run with a strided stand-in for each sparse argument; the prediction is
+// trusted for a call signature (operator, each argument's layout, dtype and
+// rank, non-floating argument values) once a synchronous run of that
+// signature gave exactly the predicted results.
 
-void run_layout_host_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const OperatorPlan& plan = plan_for(op);
-  const auto& schema = op.schema();
-  const size_t num_args = schema.arguments().size();
+// One call signature, flattened.
+std::vector<int64_t> call_signature(c10::ArrayRef<c10::IValue> args) {
+  std::vector<int64_t> signature;
+  for (const auto& arg : args) {
+    signature.push_back(static_cast<int64_t>(arg.tagKind().size()));
+    for_each_tensor(arg, [&](const at::Tensor& t) {
+      signature.push_back(t.defined() ? static_cast<int64_t>(t.layout()) : -1);
+      signature.push_back(t.defined() ? static_cast<int64_t>(t.scalar_type()) : -1);
+      signature.push_back(t.defined() ? t.dim() : -1);
+      signature.push_back(t.defined() && t.is_privateuseone());
+    });
+    if (arg.isInt()) signature.push_back(arg.toInt());
+    if (arg.isBool()) signature.push_back(arg.toBool());
+    if (arg.isString()) signature.push_back(static_cast<int64_t>(std::hash<std::string_view>()(arg.toStringView())));
+    if (arg.isIntList()) {
+      for (int64_t value : arg.toIntVector()) signature.push_back(value);
+    }
+  }
+  return signature;
+}
+
+// The dense results the dense meta kernel predicts, or null where a
+// stand-in cannot be made (nested tensors, mutated arguments) or the meta
+// kernel refuses the call.
+std::optional<std::vector<at::Tensor>> predict_dense_results(const c10::OperatorHandle& op, const OperatorPlan& plan,
+                                                             c10::ArrayRef<c10::IValue> args) {
+  torch::jit::Stack meta;
+  bool representable = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (plan.argument_is_mutable[i]) return std::nullopt;
+    meta.push_back(retarget_device(map_tensors(args[i],
+                                               [&](const at::Tensor& t) {
+                                                 if (!t.defined() || !t.is_privateuseone()) return t;
+                                                 if (t.is_nested()) {
+                                                   representable = false;
+                                                   return t;
+                                                 }
+                                                 if (t.layout() == c10::kStrided) return to_meta(t);
+                                                 return at::empty(t.sizes(),
+                                                                  t.options().device(c10::kMeta).layout(c10::kStrided));
+                                               }),
+                                   c10::kMeta));
+  }
+  if (!representable) return std::nullopt;
+  static std::mutex mutex;
+  static std::set<const c10::FunctionSchema*> without_meta_kernel;  // asking again would build the error again
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (without_meta_kernel.count(&op.schema())) return std::nullopt;
+  }
+  try {
+    c10::impl::ExcludeDispatchKeyGuard no_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+    op.callBoxed(meta);
+  } catch (const c10::NotImplementedError&) {
+    std::lock_guard<std::mutex> lock(mutex);
+    without_meta_kernel.insert(&op.schema());
+    return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::vector<at::Tensor> results;
+  for (const auto& result : meta) {
+    if (!result.isTensor() || !result.toTensor().defined()) return std::nullopt;
+    results.push_back(result.toTensor());
+  }
+  return results;
+}
+
+// Whether a synchronous run's results are exactly the predicted ones.
+bool matches_prediction(const std::vector<at::Tensor>& predicted, c10::ArrayRef<c10::IValue> results) {
+  if (predicted.size() != results.size()) return false;
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    if (!results[i].isTensor()) return false;
+    const at::Tensor& real = results[i].toTensor();
+    const at::Tensor& guess = predicted[i];
+    if (!real.defined() || real.layout() != c10::kStrided || real.is_nested() || real.dtype() != guess.dtype() ||
+        real.sizes() != guess.sizes()) {
+      return false;
+    }
+    for (int64_t d = 0; d < real.dim(); ++d) {
+      if (real.size(d) > 1 && real.stride(d) != guess.stride(d)) return false;
+    }
+  }
+  return true;
+}
+
+// Signatures whose predictions a synchronous run confirmed (true) or refuted.
+class PredictionRecord {
+ public:
+  std::optional<bool> find(const c10::FunctionSchema* schema, const std::vector<int64_t>& signature) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = verdicts_.find({schema, signature});
+    return it == verdicts_.end() ? std::nullopt : std::optional<bool>(it->second);
+  }
+  void record(const c10::FunctionSchema* schema, std::vector<int64_t> signature, bool confirmed) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (verdicts_.size() > 4096) verdicts_.clear();  // bounded: signatures are few, but not fixed
+    verdicts_[{schema, std::move(signature)}] = confirmed;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<const c10::FunctionSchema*, std::vector<int64_t>>, bool> verdicts_;
+};
+
+PredictionRecord& prediction_record() {
+  static PredictionRecord record;
+  return record;
+}
+
+// Queues the CPU kernel of a call whose dense results `meta_results`
+// describe on the stream, like the generic dense kernel: the results are
+// allocated now and filled when the stream reaches the kernel.
+void queue_on_stream(const c10::OperatorHandle& op, const OperatorPlan& plan, torch::jit::Stack* stack,
+                     c10::Device device, const std::vector<at::Tensor>& meta_results) {
+  const size_t num_args = op.schema().arguments().size();
   const auto args = torch::jit::last(*stack, num_args);
-  const c10::Device device = common_device(plan, args);
-  check_device_index(device.index());
-  c10::DeviceGuard device_guard(device);
+  LayoutCall call(device);
+  torch::jit::Stack cpu_stack;
+  for (const auto& arg : args) {
+    cpu_stack.push_back(arg.isDevice() ? retarget_device(arg, c10::kCPU)
+                                       : map_tensors(arg, [&](const at::Tensor& t) { return call.to_host(t, false); }));
+  }
+  std::vector<at::Tensor> results;
+  std::vector<at::Tensor> result_aliases;
+  for (const at::Tensor& shape : meta_results) {
+    results.push_back(at::empty_strided(shape.sizes(), shape.strides(), shape.options().device(device)));
+    result_aliases.push_back(call.aliases().alias(results.back(), Access::overwrite));
+  }
+  launch_on_stream(current_stream_handle(device.index()), plan.name.c_str(), call.aliases(),
+                   [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() mutable {
+                     op.callBoxed(cpu_stack);
+                     for (size_t i = 0; i < result_aliases.size(); ++i)
+                       result_aliases[i].copy_(cpu_stack[i].toTensor());
+                   });
+  torch::jit::drop(*stack, num_args);
+  for (auto& result : results) stack->push_back(std::move(result));
+}
+
+// Drains the stream and runs the CPU kernel on the caller's thread over
+// aliases of the arguments; results come back to the device.
+void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, torch::jit::Stack* stack,
+                       c10::Device device) {
+  const size_t num_args = op.schema().arguments().size();
+  const auto args = torch::jit::last(*stack, num_args);
+  const auto& schema = op.schema();
   const axon_stream stream = current_stream_handle(device.index());
   AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
 
@@ -273,6 +428,34 @@ void run_layout_host_kernel(const c10::OperatorHandle& op, torch::jit::Stack* st
     } else {
       stack->push_back(map_tensors(cpu_stack[i], [&](const at::Tensor& t) { return call.to_device(t); }));
     }
+  }
+}
+
+}  // namespace
+
+void run_layout_host_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const OperatorPlan& plan = plan_for(op);
+  const auto& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  const auto args = torch::jit::last(*stack, num_args);
+  const c10::Device device = common_device(plan, args);
+  check_device_index(device.index());
+  c10::DeviceGuard device_guard(device);
+  auto prediction = predict_dense_results(op, plan, args);
+  std::vector<int64_t> signature;
+  if (prediction.has_value()) {
+    signature = call_signature(args);
+    const auto verdict = prediction_record().find(&op.schema(), signature);
+    if (verdict == std::optional<bool>(true)) {
+      queue_on_stream(op, plan, stack, device, *prediction);
+      return;
+    }
+    if (verdict.has_value()) prediction.reset();  // refuted for this signature: run synchronously
+  }
+  run_synchronously(op, plan, stack, device);
+  if (prediction.has_value()) {
+    const auto results = torch::jit::last(*stack, op.schema().returns().size());
+    prediction_record().record(&op.schema(), std::move(signature), matches_prediction(*prediction, results));
   }
 }
 
