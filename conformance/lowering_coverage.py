@@ -35,7 +35,8 @@ from .selection import operators
 # just collects results, so a crash or a teardown problem there cannot take the report with it.
 
 # Ops whose inputs axon cannot hold, or whose outputs are not tensors a graph can hold.
-_UNMEASURABLE_PREFIXES = {"sparse.": "sparse layouts are not supported on axon", "_refs.": "reference impl"}
+_UNMEASURABLE_PREFIXES = {"sparse.": "sparse layouts have no StableHLO lowering (they run eagerly)",
+                          "_refs.": "reference impl"}
 
 
 def _label(op) -> str:
