@@ -113,6 +113,28 @@ def collect(mode: str, jobs: int, only: set[str] | None) -> list[dict]:
     return rows
 
 
+def _layout_of(check: str) -> str:
+    """Which tensors a check ran on: the sparse_* and nested_* checks, or dense tensors (all others)."""
+    return check.split("_")[0] if check.startswith(("sparse_", "nested_")) else "dense"
+
+
+def _by_layout(rows: list[dict]) -> list[str]:
+    """Results per layout family and per check, so sparse and nested results read apart from dense ones."""
+    lines = ["## By layout", "", "| layout | check | results | passed | failed | skipped | pass rate (non-skipped) |",
+             "|---|---|---|---|---|---|---|"]
+    groups = collections.defaultdict(collections.Counter)
+    for row in rows:
+        layout = _layout_of(row["check"])
+        groups[(layout, row["check"] if layout != "dense" else "all")][row["outcome"]] += 1
+    for (layout, check), counts in sorted(groups.items(), key=lambda item: (item[0][0] != "dense", item[0])):
+        total = sum(counts.values())
+        passed, failed = counts[Outcome.PASSED.value], counts[Outcome.FAILED.value]
+        rate = passed / (passed + failed) if passed + failed else 1.0
+        lines.append(f"| {layout} | {check} | {total} | {passed} | {failed} | {total - passed - failed} "
+                     f"| {100 * rate:.2f}% |")
+    return lines + [""]
+
+
 def summarize(rows: list[dict], mode: str, seconds: float) -> tuple[str, dict]:
     counts = collections.Counter(row["outcome"] for row in rows)
     total = len(rows)
@@ -138,6 +160,7 @@ def summarize(rows: list[dict], mode: str, seconds: float) -> tuple[str, dict]:
         f"| {total} | {passed} | {failed} | {skipped} | {skipped_axon} | {100 * rate:.2f}% | {len(missing)} |",
         "",
     ]
+    lines += _by_layout(rows)
     if reasons:
         lines += ["## Axon-specific skips", "", "| count | reason |", "|---|---|"]
         lines += [f"| {count} | {reason} |" for reason, count in reasons.most_common()]
