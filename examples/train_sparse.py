@@ -20,8 +20,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 
 import torch
+
+# PyTorch's notice that CSR support is in beta, given on the CPU as on axon.
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
 
 
 def community_graph(nodes: int, communities: int, seed: int = 0):
@@ -33,12 +37,15 @@ def community_graph(nodes: int, communities: int, seed: int = 0):
     same = labels[sources] == labels[targets]
     keep = same | (torch.rand(len(sources), generator=generator) < 0.1)  # mostly within communities
     edges = torch.cat([torch.stack([sources[keep], targets[keep]]), torch.arange(nodes).repeat(2, 1)], dim=1)
-    adjacency = torch.sparse_coo_tensor(edges, torch.ones(edges.shape[1]), (nodes, nodes)).coalesce()
-    adjacency = torch.sparse_coo_tensor(adjacency.indices(), torch.ones(adjacency._nnz()), (nodes, nodes))
+    adjacency = torch.sparse_coo_tensor(edges, torch.ones(edges.shape[1]), (nodes, nodes),
+                                        check_invariants=True).coalesce()
+    adjacency = torch.sparse_coo_tensor(adjacency.indices(), torch.ones(adjacency._nnz()), (nodes, nodes),
+                                        check_invariants=True)
     degree = torch.sparse.sum(adjacency, dim=1).to_dense()
     scale = degree.pow(-0.5)
     indices = adjacency.coalesce().indices()
-    normalized = torch.sparse_coo_tensor(indices, scale[indices[0]] * scale[indices[1]], (nodes, nodes))
+    normalized = torch.sparse_coo_tensor(indices, scale[indices[0]] * scale[indices[1]], (nodes, nodes),
+                                         check_invariants=True)
     features = torch.nn.functional.one_hot(labels, communities).float() + 0.8 * torch.randn(
         nodes, communities, generator=generator)
     features = torch.cat([features, torch.randn(nodes, 12, generator=generator)], dim=1)

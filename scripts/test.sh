@@ -41,8 +41,9 @@ section "StableHLO lowering coverage over OpInfo (at least 95% of the ops with c
 
 section "differential fuzzer: 15 seeds past the pytest batch, through the CLI (docs/fuzzing.md)"
 .venv/bin/python -m fuzz --seed-start 100000 --seeds 15 --minutes 1 --output build/fuzz-ci
-section "the training example, 5 steps (examples/train.py)"
+section "the training examples, 5 steps (examples/train.py; train_sparse.py: a GCN and a sparse-embedding recommender)"
 .venv/bin/python examples/train.py --steps 5
+.venv/bin/python examples/train_sparse.py --steps 5
 
 # The PJRT driver: its driver conformance suite ran in ctest and tests/test_pjrt_driver.py (eager, compile,
 # DDP, FSDP2) in pytest; here, its operator conformance and the training example.
