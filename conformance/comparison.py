@@ -20,7 +20,11 @@ def _dense(tensor: torch.Tensor) -> bool:
 def to_cpu(value: Any) -> Any:
     """Axon tensors (inside any container) as CPU tensors; other values unchanged."""
     if isinstance(value, torch.Tensor):
-        return value.detach().cpu() if value.device.type == "axon" else value.detach()
+        if value.device.type != "axon":
+            return value.detach()
+        if value.is_nested and not value.is_contiguous():
+            value = value.contiguous()  # PyTorch moves only contiguous nested tensors between devices
+        return value.detach().cpu()
     if isinstance(value, (list, tuple)):
         return type(value)(to_cpu(v) for v in value) if not hasattr(value, "_fields") else type(value)(
             *(to_cpu(v) for v in value))

@@ -271,3 +271,56 @@ def test_a_refuted_prediction_keeps_the_sparse_result():
         product = sparse * dense
         assert product.layout == torch.sparse_coo
         torch.testing.assert_close(product.to_dense().cpu(), dense_matrix() * 2)
+
+
+def test_predictions_are_trusted_per_layout_and_size():
+    """A signature confirmed for one sparse/dense split or size says nothing about another: each runs as the CPU."""
+    hybrid = torch.randn(4, 3).to_sparse(sparse_dim=1)
+    assert torch.sum(hybrid.to("axon"), dim=0).layout == torch.sum(hybrid, dim=0).layout
+    full = torch.randn(4, 3).to_sparse()
+    for _ in range(2):
+        assert_same(torch.sum(full.to("axon"), dim=0), torch.sum(full, dim=0))
+    sparse = dense_matrix(4, 3).to_sparse()
+    for rows in (1, 5, 5):
+        dense = torch.arange(rows * 4.0).reshape(rows, 4)
+        actual, expected = torch.mm(dense.to("axon"), sparse.to("axon")), torch.mm(dense, sparse)
+        assert_same(actual, expected)
+        assert actual.stride() == expected.stride()
+
+
+def test_a_confirmed_signature_still_raises_the_cpus_size_errors_at_the_call():
+    sparse = dense_matrix(3, 4).to_sparse().to("axon")
+    torch.add(torch.ones(3, 4).to("axon"), sparse)
+    with pytest.raises(RuntimeError, match="same size"):
+        torch.add(torch.ones(1, 4).to("axon"), sparse)
+
+
+def test_in_place_operators_keep_views_of_the_members():
+    tensor = dense_matrix().to_sparse().coalesce().to("axon")
+    values, detached = tensor._values(), tensor.detach()
+    tensor.sin_()
+    expected = dense_matrix().to_sparse().coalesce()._values().sin()
+    torch.testing.assert_close(values.cpu(), expected)
+    torch.testing.assert_close(detached._values().cpu(), expected)
+    csr = dense_matrix().to_sparse_csr().to("axon")
+    csr_values = csr.values()
+    csr.mul_(2)
+    torch.testing.assert_close(csr_values.cpu(), dense_matrix().to_sparse_csr().values() * 2)
+
+
+def test_invariant_checks_read_indices_only_when_they_hold_the_data():
+    """check_sparse_tensor_invariants on memory the host cannot address (staged copies)."""
+    result = run_python("""
+        import warnings
+        import torch, torch_axon
+        warnings.simplefilter("ignore")
+        matrix = torch.eye(6) * 3
+        csr = matrix.to_sparse_csr().to("axon")
+        with torch.sparse.check_sparse_tensor_invariants(True):
+            for _ in range(2):
+                product = torch.mm(csr, torch.ones(6, 2).to("axon"))
+                dense = csr.to_dense()
+        print(product.sum().item(), dense.sum().item())
+    """, env={"AXON_EMULATED_PRIVATE_MEMORY": "1"}, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["36.0", "18.0"]

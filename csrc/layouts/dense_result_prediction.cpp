@@ -2,6 +2,8 @@
 
 #include <ATen/ops/empty.h>
 
+#include <c10/util/bit_cast.h>
+
 #include <functional>
 #include <map>
 #include <mutex>
@@ -61,20 +63,36 @@ PredictionRecord& prediction_record() {
 
 std::vector<int64_t> call_signature(c10::ArrayRef<c10::IValue> args) {
   std::vector<int64_t> signature;
+  const auto add_all = [&](c10::IntArrayRef values) {
+    signature.push_back(static_cast<int64_t>(values.size()));
+    signature.insert(signature.end(), values.begin(), values.end());
+  };
   for (const auto& arg : args) {
-    signature.push_back(static_cast<int64_t>(arg.tagKind().size()));
+    signature.push_back(static_cast<int64_t>(std::hash<std::string_view>()(arg.tagKind())));
     for_each_tensor(arg, [&](const at::Tensor& t) {
-      signature.push_back(t.defined() ? static_cast<int64_t>(t.layout()) : -1);
-      signature.push_back(t.defined() ? static_cast<int64_t>(t.scalar_type()) : -1);
-      signature.push_back(t.defined() ? t.dim() : -1);
-      signature.push_back(t.defined() && t.is_privateuseone());
+      signature.push_back(t.defined());
+      if (!t.defined()) return;
+      signature.push_back(static_cast<int64_t>(t.layout()));
+      signature.push_back(static_cast<int64_t>(t.scalar_type()));
+      signature.push_back(static_cast<int64_t>(t.device().type()) * 1024 + t.device().index());
+      if (t.is_nested()) return;
+      add_all(t.sizes());
+      if (t.layout() == c10::kStrided) {
+        add_all(t.strides());
+      } else if (t.layout() == c10::kSparse) {
+        signature.push_back(t.sparse_dim());
+        signature.push_back(t.dense_dim());
+      } else {
+        add_all(t.values().sizes().slice(1));  // block sizes and dense dimensions (the first is nnz)
+      }
     });
     if (arg.isInt()) signature.push_back(arg.toInt());
     if (arg.isBool()) signature.push_back(arg.toBool());
+    if (arg.isDouble()) signature.push_back(c10::bit_cast<int64_t>(arg.toDouble()));
     if (arg.isString()) signature.push_back(static_cast<int64_t>(std::hash<std::string_view>()(arg.toStringView())));
-    if (arg.isIntList()) {
-      for (int64_t value : arg.toIntVector()) signature.push_back(value);
-    }
+    if (arg.isIntList()) add_all(arg.toIntVector());
+    if (arg.isDevice())
+      signature.push_back(static_cast<int64_t>(arg.toDevice().type()) * 1024 + arg.toDevice().index());
   }
   return signature;
 }

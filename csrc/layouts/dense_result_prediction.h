@@ -6,9 +6,12 @@
 // like a dense kernel if its results' sizes and strides are known without
 // running it. They are predicted by the dense operator's meta kernel, run
 // with a strided stand-in for each sparse argument; the prediction is
-// trusted for a call signature (operator, each argument's layout, dtype and
-// rank, non-floating argument values) once a synchronous run of that
-// signature gave exactly the predicted results.
+// trusted for a call signature (operator; each argument's layout, dtype,
+// device, sizes, and strides or sparse and block dimensions; every other
+// argument's value) once a synchronous run of that signature gave exactly
+// the predicted results. A new size is a new signature: its first call runs
+// synchronously, so errors the CPU raises at the call (mismatched sizes the
+// dense meta kernel would broadcast) are raised there.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>

@@ -50,10 +50,13 @@ class HostLayoutTensors {
  private:
   at::Tensor member_to_host(const at::Tensor& member, bool mutated);
   at::Tensor member_to_device(const at::Tensor& host);
+  at::Tensor member_written_back(const at::Tensor& host);
 
   c10::Device device_;
   HostAliases aliases_;
   std::vector<at::Tensor> buffers_;  // nested arguments' storages as tensors
+  // (host copy, the device member it was copied from) for mutated arguments' members.
+  std::vector<std::pair<at::Tensor, at::Tensor>> member_copies_;
   // (CPU tensor handed to the kernel, the axon argument it stands for).
   std::vector<std::pair<at::Tensor, at::Tensor>> converted_;
 };

@@ -21,28 +21,35 @@
 namespace axon {
 namespace {
 
-// Copies between devices take tensors of other devices by design; nested
-// tensors' sizes, strides and offsets are CPU tensors on every device.
+// Copies between devices take tensors of other devices by design.
 bool crosses_devices(const std::string& name) {
   return name == "aten::copy_" || name == "aten::_to_copy" || name == "aten::copy_sparse_to_sparse_" ||
-         name == "aten::_copy_from" || name == "aten::_copy_from_and_resize" ||
-         name.find("nested") != std::string::npos;
+         name == "aten::_copy_from" || name == "aten::_copy_from_and_resize";
+}
+
+// A CPU tensor an axon call may take: a number (0-dim), or a nested
+// operator's sizes, strides or offsets, which are int64 CPU tensors on every
+// device.
+bool accepted_on_the_host(const at::Tensor& tensor, const std::string& name) {
+  if (!tensor.is_cpu() || tensor.layout() != c10::kStrided || tensor.is_nested()) return false;
+  return tensor.dim() == 0 || (name.find("nested") != std::string::npos && tensor.scalar_type() == at::kLong);
 }
 
 // The single axon device of the call. As for dense kernels, tensors of other
-// devices are refused except 0-dim CPU tensors (numbers) and copies' sources.
+// devices are refused, except CPU tensors accepted_on_the_host and copies'
+// sources.
 c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
   std::optional<c10::Device> device;
   std::optional<c10::Device> offending;
-  const bool any_device = crosses_devices(plan.name.substr(0, plan.name.find('.')));
+  const std::string name = plan.name.substr(0, plan.name.find('.'));
+  const bool any_device = crosses_devices(name);
   for (const auto& arg : args) {
     for_each_tensor(arg, [&](const at::Tensor& tensor) {
       if (!tensor.defined()) return;
       if (tensor.is_privateuseone()) {
         if (!device.has_value()) device = tensor.device();
-        if (*device != tensor.device() && !offending.has_value()) offending = tensor.device();
-      } else if (!any_device && !(tensor.is_cpu() && tensor.layout() == c10::kStrided && tensor.dim() == 0) &&
-                 !offending.has_value()) {
+        if (*device != tensor.device() && !any_device && !offending.has_value()) offending = tensor.device();
+      } else if (!any_device && !accepted_on_the_host(tensor, name) && !offending.has_value()) {
         offending = tensor.device();
       }
     });
@@ -90,8 +97,16 @@ void queue_on_stream(const c10::OperatorHandle& op, const OperatorPlan& plan, to
   launch_on_stream(current_stream_handle(device.index()), plan.name.c_str(), call.aliases(),
                    [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() mutable {
                      op.callBoxed(cpu_stack);
-                     for (size_t i = 0; i < result_aliases.size(); ++i)
-                       result_aliases[i].copy_(cpu_stack[i].toTensor());
+                     for (size_t i = 0; i < result_aliases.size(); ++i) {
+                       const at::Tensor& result = cpu_stack[i].toTensor();
+                       // The signature's prediction held at its confirming run; refuse to fill a result it got wrong.
+                       TORCH_CHECK(result.layout() == c10::kStrided && !result.is_nested() &&
+                                       result.sizes() == result_aliases[i].sizes(),
+                                   "[axon] internal error: ", op.schema().name(), " gave a ", result.layout(),
+                                   " result of sizes ", result.sizes(), " where ", result_aliases[i].sizes(),
+                                   " was predicted");
+                       result_aliases[i].copy_(result);
+                     }
                    });
   torch::jit::drop(*stack, num_args);
   for (auto& result : results) stack->push_back(std::move(result));
@@ -135,6 +150,13 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     op.callBoxed(cpu_stack);
   }
+  // Results that stay on the host (a copy to the CPU) are cloned while the staging buffers they may view live.
+  const bool stay_on_host = results_stay_on_host(originals);
+  if (stay_on_host) {
+    for (auto& result : cpu_stack) {
+      result = map_tensors(result, [&](const at::Tensor& t) { return call.detached_from_device(t); });
+    }
+  }
   if (call.aliases().staged()) {
     call.aliases().stage_out(stream);
     AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
@@ -144,14 +166,13 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     if (originals[i].isTensor()) call.write_back(originals[i].toTensor(), host_arguments[i].toTensor());
   }
 
-  const bool stay_on_host = results_stay_on_host(originals);
   torch::jit::drop(*stack, num_args);
   for (size_t i = 0; i < cpu_stack.size(); ++i) {
     const auto& alias_info = schema.returns()[i].alias_info();
     if (alias_info != nullptr && alias_info->isWrite() && plan.return_argument[i] >= 0) {
       stack->push_back(originals[plan.return_argument[i]]);
     } else if (stay_on_host) {
-      stack->push_back(map_tensors(cpu_stack[i], [&](const at::Tensor& t) { return call.detached_from_device(t); }));
+      stack->push_back(cpu_stack[i]);
     } else {
       stack->push_back(map_tensors(cpu_stack[i], [&](const at::Tensor& t) { return call.to_device(t); }));
     }
