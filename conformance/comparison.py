@@ -22,7 +22,7 @@ def to_cpu(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         if value.device.type != "axon":
             return value.detach()
-        if value.is_nested and not value.is_contiguous():
+        if value.is_nested and value.layout == torch.strided and not value.is_contiguous():
             value = value.contiguous()  # PyTorch moves only contiguous nested tensors between devices
         return value.detach().cpu()
     if isinstance(value, (list, tuple)):
