@@ -324,3 +324,18 @@ def test_invariant_checks_read_indices_only_when_they_hold_the_data():
     """, env={"AXON_EMULATED_PRIVATE_MEMORY": "1"}, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["36.0", "18.0"]
+
+
+def test_sparse_tensors_on_another_device():
+    """Placeholders and members go to the tensor's own device, whichever device is current."""
+    on_second = dense_matrix().to_sparse().to("axon:1")
+    assert on_second.device == torch.device("axon:1") and on_second._values().device == torch.device("axon:1")
+    assert_same(on_second.coalesce() * 2, dense_matrix().to_sparse().coalesce() * 2)
+    values = torch.ones(3, device="axon:1")
+    for _ in range(30):
+        values = values @ torch.eye(3, device="axon:1")  # queued work on axon:1's stream
+    source = torch.sparse_coo_tensor(torch.tensor([[0, 1, 2], [0, 1, 2]], device="axon:1"), values + 1, (3, 3))
+    target = torch.zeros(3, 3, device="axon:0").to_sparse()
+    target.copy_(source)  # waits for axon:1's work, as a dense copy between devices does
+    assert target.device == torch.device("axon:0")
+    torch.testing.assert_close(target.to_dense().cpu(), torch.eye(3) * 2)

@@ -75,6 +75,7 @@ std::vector<int64_t> call_signature(c10::ArrayRef<c10::IValue> args) {
       signature.push_back(static_cast<int64_t>(t.layout()));
       signature.push_back(static_cast<int64_t>(t.scalar_type()));
       signature.push_back(static_cast<int64_t>(t.device().type()) * 1024 + t.device().index());
+      signature.push_back(t.requires_grad());  // kernels may return more when it is set (_sparse_mm_reduce_impl)
       if (t.is_nested()) return;
       add_all(t.sizes());
       if (t.layout() == c10::kStrided) {

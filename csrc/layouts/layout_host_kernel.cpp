@@ -28,28 +28,30 @@ bool crosses_devices(const std::string& name) {
 }
 
 // A CPU tensor an axon call may take: a number (0-dim), or a nested
-// operator's sizes, strides or offsets, which are int64 CPU tensors on every
-// device.
-bool accepted_on_the_host(const at::Tensor& tensor, const std::string& name) {
+// tensor's sizes, strides or offsets (int64 CPU tensors on every device,
+// in arguments named for them).
+bool accepted_on_the_host(const at::Tensor& tensor, const std::string& argument) {
   if (!tensor.is_cpu() || tensor.layout() != c10::kStrided || tensor.is_nested()) return false;
-  return tensor.dim() == 0 || (name.find("nested") != std::string::npos && tensor.scalar_type() == at::kLong);
+  const bool metadata = argument.find("size") != std::string::npos || argument.find("stride") != std::string::npos ||
+                        argument.find("offset") != std::string::npos || argument.find("shape") != std::string::npos;
+  return tensor.dim() == 0 || (metadata && tensor.scalar_type() == at::kLong);
 }
 
 // The single axon device of the call. As for dense kernels, tensors of other
 // devices are refused, except CPU tensors accepted_on_the_host and copies'
 // sources.
-c10::Device common_device(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
+c10::Device common_device(const c10::FunctionSchema& schema, const OperatorPlan& plan,
+                          c10::ArrayRef<c10::IValue> args) {
   std::optional<c10::Device> device;
   std::optional<c10::Device> offending;
-  const std::string name = plan.name.substr(0, plan.name.find('.'));
-  const bool any_device = crosses_devices(name);
-  for (const auto& arg : args) {
-    for_each_tensor(arg, [&](const at::Tensor& tensor) {
+  const bool any_device = crosses_devices(plan.name.substr(0, plan.name.find('.')));
+  for (size_t i = 0; i < args.size(); ++i) {
+    for_each_tensor(args[i], [&](const at::Tensor& tensor) {
       if (!tensor.defined()) return;
       if (tensor.is_privateuseone()) {
         if (!device.has_value()) device = tensor.device();
         if (*device != tensor.device() && !any_device && !offending.has_value()) offending = tensor.device();
-      } else if (!any_device && !accepted_on_the_host(tensor, name) && !offending.has_value()) {
+      } else if (!any_device && !accepted_on_the_host(tensor, schema.arguments()[i].name()) && !offending.has_value()) {
         offending = tensor.device();
       }
     });
@@ -181,14 +183,35 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
 
 }  // namespace
 
+std::optional<c10::Device> axon_device_of(c10::ArrayRef<c10::IValue> args) {
+  for (const auto& arg : args) {
+    std::optional<c10::Device> found;
+    for_each_tensor(arg, [&](const at::Tensor& t) {
+      if (!found.has_value() && t.defined() && t.is_privateuseone()) found = t.device();
+    });
+    if (found.has_value()) return found;
+  }
+  for (const auto& arg : args) {
+    if (arg.isDevice() && arg.toDevice().is_privateuseone() && arg.toDevice().has_index()) return arg.toDevice();
+  }
+  return std::nullopt;
+}
+
 void run_layout_host_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OperatorPlan& plan = plan_for(op);
   const auto& schema = op.schema();
   const size_t num_args = schema.arguments().size();
   const auto args = torch::jit::last(*stack, num_args);
-  const c10::Device device = common_device(plan, args);
+  const c10::Device device = common_device(schema, plan, args);
   check_device_index(device.index());
   c10::DeviceGuard device_guard(device);
+  // A copy's source on another axon device comes over first, ordered by the dense copy between devices:
+  // the kernel then waits for one device's stream only.
+  for (size_t i = stack->size() - num_args; i < stack->size(); ++i) {
+    (*stack)[i] = map_tensors((*stack)[i], [&](const at::Tensor& t) {
+      return t.defined() && t.is_privateuseone() && t.device() != device ? t.to(device) : t;
+    });
+  }
   auto prediction = predict_dense_results(op, plan, args);
   std::vector<int64_t> signature;
   if (prediction.has_value()) {

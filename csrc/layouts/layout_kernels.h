@@ -27,13 +27,22 @@
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <optional>
 
 namespace axon {
 
+// The axon device of a call: its first axon tensor's, else its device
+// argument's if that names an index.
+std::optional<c10::Device> axon_device_of(c10::ArrayRef<c10::IValue> args);
+
 // `Key` is the CPU dispatch key of the layout family (SparseCPU,
-// SparseCsrCPU or NestedTensorCPU) whose implementation runs.
+// SparseCsrCPU or NestedTensorCPU) whose implementation runs, with the
+// call's device current (the placeholders it makes go there).
 template <c10::DispatchKey Key>
 void run_device_generic_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::OptionalDeviceGuard device_guard(axon_device_of(torch::jit::last(*stack, op.schema().arguments().size())));
   op.redispatchBoxed(c10::DispatchKeySet(Key), stack);
 }
 
