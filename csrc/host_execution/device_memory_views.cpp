@@ -44,6 +44,18 @@ void widen(std::size_t& begin, std::size_t& end, std::pair<std::size_t, std::siz
   end = std::max(end, extent.second);
 }
 
+// A tensor over `storage` (dispatched as `key`) that sees its bytes as
+// `like` sees its own: sizes, strides, offset, dtype, and the lazy
+// conjugation / negation flags, which live on the tensor, not in the bytes.
+at::Tensor viewed_like(const at::Tensor& like, const c10::Storage& storage, c10::DispatchKey key) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(storage), c10::DispatchKeySet(key), like.dtype());
+  impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  at::Tensor tensor(std::move(impl));
+  tensor._set_conj(like.is_conj());
+  tensor._set_neg(like.is_neg());
+  return tensor;
+}
+
 }  // namespace
 
 HostAliases::StorageView& HostAliases::view_of(const at::Tensor& tensor) {
@@ -88,13 +100,7 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
   for (const auto& [key, alias] : tensors_) {
     if (key == tensor.unsafeGetTensorImpl()) return alias;
   }
-  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(view.host_storage),
-                                                   c10::DispatchKeySet(c10::DispatchKey::CPU), tensor.dtype());
-  impl->set_sizes_and_strides(tensor.sizes(), tensor.strides(), tensor.storage_offset());
-  at::Tensor alias(std::move(impl));
-  // Lazy conjugation / negation are flags on the tensor, not in the bytes.
-  alias._set_conj(tensor.is_conj());
-  alias._set_neg(tensor.is_neg());
+  at::Tensor alias = viewed_like(tensor, view.host_storage, c10::DispatchKey::CPU);
   tensors_.emplace_back(tensor.unsafeGetTensorImpl(), alias);
   return alias;
 }
@@ -108,13 +114,7 @@ at::Tensor HostAliases::device_view(const at::Tensor& host) const {
   if (!host.defined() || !host.has_storage()) return at::Tensor();
   for (const StorageView& view : storages_) {
     if (!host.storage().is_alias_of(view.host_storage)) continue;
-    auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(view.device_storage),
-                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.dtype());
-    impl->set_sizes_and_strides(host.sizes(), host.strides(), host.storage_offset());
-    at::Tensor tensor(std::move(impl));
-    tensor._set_conj(host.is_conj());
-    tensor._set_neg(host.is_neg());
-    return tensor;
+    return viewed_like(host, view.device_storage, c10::DispatchKey::PrivateUse1);
   }
   return at::Tensor();
 }
