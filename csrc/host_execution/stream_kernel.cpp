@@ -325,14 +325,18 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   switch (strategy) {
     case Strategy::kOutVariant: {
       for (const auto& result : results) cpu_stack.push_back(aliases.alias(result, Access::overwrite));
-      launch_on_stream(
-          stream, plan.name.c_str(), aliases,
-          [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() mutable { out_op.callBoxed(cpu_stack); });
+      launch_on_stream(stream, plan.name.c_str(), aliases,
+                       [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() {
+                         torch::jit::Stack stack = cpu_stack;  // the launch keeps the aliases (see stream_launch.cpp)
+                         out_op.callBoxed(stack);
+                       });
       break;
     }
     case Strategy::kInPlace: {
-      launch_on_stream(stream, plan.name.c_str(), aliases,
-                       [op, cpu_stack = std::move(cpu_stack)]() mutable { op.callBoxed(cpu_stack); });
+      launch_on_stream(stream, plan.name.c_str(), aliases, [op, cpu_stack = std::move(cpu_stack)]() {
+        torch::jit::Stack stack = cpu_stack;
+        op.callBoxed(stack);
+      });
       break;
     }
     case Strategy::kCopyBack: {
@@ -342,10 +346,11 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                                                               : aliases.alias(results[i], Access::overwrite));
       }
       launch_on_stream(stream, plan.name.c_str(), aliases,
-                       [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() mutable {
-                         op.callBoxed(cpu_stack);
+                       [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() {
+                         torch::jit::Stack stack = cpu_stack;
+                         op.callBoxed(stack);
                          for (size_t i = 0; i < result_aliases.size(); ++i) {
-                           if (!result_aliases[i].isNone()) copy_into(result_aliases[i], cpu_stack[i]);
+                           if (!result_aliases[i].isNone()) copy_into(result_aliases[i], stack[i]);
                          }
                        });
       break;

@@ -12,6 +12,16 @@
 namespace axon::common {
 namespace {
 
+// Tells the core the thread is spinning (frees execution resources for a
+// sibling hyperthread); a no-op where there is no such instruction.
+inline void pause_instruction() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // Device whose worker is the current thread, -1 on every other thread.
 thread_local int current_worker_device = -1;
 
@@ -76,7 +86,19 @@ void Scheduler::run_worker(int device) {
       const bool drained = std::all_of(worker.streams.begin(), worker.streams.end(),
                                        [](const axon_stream_object* s) { return s->queue.empty(); });
       if (stopping_ && drained) return;
+      if (drained) {
+        // Spin a little before sleeping: a host queuing small kernels back to
+        // back then hands them over without a futex wake per submission,
+        // which cost more than the kernels themselves (see spin_for_submission).
+        const std::uint64_t seen = worker.submissions.load(std::memory_order_acquire);
+        lock.unlock();
+        spin_for_submission(worker, seen);
+        lock.lock();
+        if (worker.submissions.load(std::memory_order_acquire) != seen || stopping_) continue;
+      }
+      worker.sleeping = true;
       worker.wake.wait(lock);
+      worker.sleeping = false;
       continue;
     }
     QueueItem item = std::move(stream->queue.front());
@@ -111,6 +133,18 @@ void Scheduler::run_worker(int device) {
     }
     ++stream->completed;
     if (waiting_hosts_ > 0) host_wakeup_.notify_all();
+  }
+}
+
+void Scheduler::spin_for_submission(const DeviceWorker& worker, std::uint64_t seen) {
+  // Long enough to cover the host's dispatch of one small operator (a few
+  // microseconds in Python), short enough that an idle device gives its
+  // core back at once for practical purposes.
+  constexpr auto kSpin = std::chrono::microseconds(50);
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  while (worker.submissions.load(std::memory_order_acquire) == seen) {
+    for (int i = 0; i < 64; ++i) pause_instruction();
+    if (std::chrono::steady_clock::now() >= deadline) return;
   }
 }
 

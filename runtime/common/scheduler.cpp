@@ -93,7 +93,8 @@ std::uint64_t Scheduler::submit(axon_stream_object* stream, QueueItem item) {
   activity_log_.mark(item.activity);  // on the queueing thread, which owns the tag and label
   stream->queue.push_back(std::move(item));
   ++stream->submitted;
-  worker.wake.notify_one();
+  worker.submissions.fetch_add(1, std::memory_order_release);
+  if (worker.sleeping) worker.wake.notify_one();
   return stream->submitted;
 }
 

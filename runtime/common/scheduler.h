@@ -13,6 +13,7 @@
 // Methods taking a Lock& (or documented so) require the caller to hold lock().
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -106,6 +107,9 @@ class Scheduler {
     std::vector<axon_stream_object*> streams;
     axon_stream_object* default_stream = nullptr;
     std::condition_variable wake;
+    bool sleeping = false;  // waiting on `wake`: only then does a submission signal it
+    // Items queued on the device so far; read without the lock by the idle worker's spin.
+    std::atomic<std::uint64_t> submissions{0};
     std::thread thread;
     bool started = false;
     std::uint64_t next_order = 0;
@@ -116,6 +120,8 @@ class Scheduler {
   void refuse_waiting_on_worker_thread() const;
   void start_worker(int device);
   void run_worker(int device);
+  // Spins (without the lock) until an item is submitted to the device or a short while passes.
+  static void spin_for_submission(const DeviceWorker& worker, std::uint64_t seen);
   axon_stream_object* pick_ready_stream(const DeviceWorker& worker) const;
   void complete_marker(axon_stream_object* stream, QueueItem& item);
   void execute_work(QueueItem& item, axon_status* status, std::string* message);
