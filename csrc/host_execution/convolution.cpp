@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 
 namespace axon {
@@ -45,10 +46,6 @@ at::Tensor allocate_like(const at::Tensor& meta, const c10::Device& device, c10:
   return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
 }
 
-void copy_if_defined(const at::Tensor& destination, const at::Tensor& source) {
-  if (destination.defined()) destination.copy_(source);
-}
-
 }  // namespace
 
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
@@ -67,8 +64,10 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   auto body = [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                output_padding = output_padding.vec(), input_alias = aliases.alias(input),
                weight_alias = aliases.alias(weight), output_alias = aliases.alias(output, Access::overwrite)]() {
-    output_alias.copy_(at::convolution(input_alias, weight_alias, bias_alias, stride, padding, dilation, transposed,
-                                       output_padding, groups));
+    run_with_results_in_place({output_alias}, [&] {
+      return std::vector<at::Tensor>{at::convolution(input_alias, weight_alias, bias_alias, stride, padding, dilation,
+                                                     transposed, output_padding, groups)};
+    });
   };
   if (!at::isFloatingType(input.scalar_type()) && !at::isComplexType(input.scalar_type())) {
     // Which integer convolutions the CPU accepts depends on the algorithm it
@@ -110,12 +109,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                     grad_input_alias = aliases.alias(grad_input, Access::overwrite),
                     grad_weight_alias = aliases.alias(grad_weight, Access::overwrite),
                     grad_bias_alias = aliases.alias(grad_bias, Access::overwrite)]() {
-                     const auto [input_result, weight_result, bias_result] =
-                         at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride,
-                                                  padding, dilation, transposed, output_padding, groups, output_mask);
-                     copy_if_defined(grad_input_alias, input_result);
-                     copy_if_defined(grad_weight_alias, weight_result);
-                     copy_if_defined(grad_bias_alias, bias_result);
+                     run_with_results_in_place({grad_input_alias, grad_weight_alias, grad_bias_alias}, [&] {
+                       const auto [input_result, weight_result, bias_result] =
+                           at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride,
+                                                    padding, dilation, transposed, output_padding, groups, output_mask);
+                       return std::vector<at::Tensor>{input_result, weight_result, bias_result};
+                     });
                    });
   return {grad_input, grad_weight, grad_bias};
 }

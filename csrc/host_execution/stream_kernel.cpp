@@ -12,6 +12,7 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 #include "ops/argument_tensors.h"
 #include "ops/operator_plan.h"
@@ -347,10 +348,23 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       }
       launch_on_stream(stream, plan.name.c_str(), aliases,
                        [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() {
-                         torch::jit::Stack stack = cpu_stack;
-                         op.callBoxed(stack);
+                         // Tensor results are built in their outputs where the kernel lets them; lists are copied.
+                         std::vector<at::Tensor> destinations(result_aliases.size());
                          for (size_t i = 0; i < result_aliases.size(); ++i) {
-                           if (!result_aliases[i].isNone()) copy_into(result_aliases[i], stack[i]);
+                           if (result_aliases[i].isTensor()) destinations[i] = result_aliases[i].toTensor();
+                         }
+                         torch::jit::Stack stack;
+                         run_with_results_in_place(destinations, [&] {
+                           stack = cpu_stack;
+                           op.callBoxed(stack);
+                           std::vector<at::Tensor> results(destinations.size());
+                           for (size_t i = 0; i < destinations.size(); ++i) {
+                             if (destinations[i].defined()) results[i] = stack[i].toTensor();
+                           }
+                           return results;
+                         });
+                         for (size_t i = 0; i < result_aliases.size(); ++i) {
+                           if (result_aliases[i].isTensorList()) copy_into(result_aliases[i], stack[i]);
                          }
                        });
       break;

@@ -111,9 +111,14 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
     plan.strategy = Strategy::kSynchronous;
   } else if (!fresh_tensor_returns) {
     plan.strategy = Strategy::kInPlace;
-  } else if (!has_mutable_argument && (plan.out_operator = find_out_operator(schema)).has_value()) {
+  } else if (!has_mutable_argument && (plan.out_operator = find_out_operator(schema)).has_value() &&
+             plan.out_operator->hasKernelForDispatchKey(c10::DispatchKey::CPU)) {
     plan.strategy = Strategy::kOutVariant;
   } else {
+    // Also where the `.out` overload is PyTorch's generated composite (the
+    // functional kernel, then a copy into out=): the functional kernel can
+    // build its results in the outputs (host_execution/results_in_place.h).
+    plan.out_operator.reset();
     plan.strategy = Strategy::kCopyBack;
   }
   return plan;

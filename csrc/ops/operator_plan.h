@@ -13,9 +13,9 @@
 namespace axon {
 
 enum class Strategy {
-  kOutVariant,   // functional op: CPU `.out` overload writes into fresh outputs
+  kOutVariant,   // functional op: its CPU `.out` kernel writes into fresh outputs
   kInPlace,      // every return aliases a mutable argument (in-place, out=)
-  kCopyBack,     // CPU op runs on the stream, fresh results copied to outputs
+  kCopyBack,     // CPU op runs on the stream, building its results in the outputs where it can, else copied
   kSynchronous,  // shape or result depends on data: drain stream, run now
 };
 

@@ -1,9 +1,14 @@
 // torch_axon._C._testing: hooks only tests use. A "gate" task holds a stream
 // until Python opens it, so tests observe asynchrony deterministically (work
 // queued behind a closed gate is provably not done) instead of racing against
-// a timer; live_blocks reports the caching allocator's totals, and
-// reference_runs the generic kernel's cache misses.
+// a timer; live_blocks reports the caching allocator's totals,
+// reference_runs the generic kernel's cache misses, and
+// run_with_results_in_place runs a Python "kernel" with its CPU allocations
+// placed in given tensors, so the placement's corner cases are tested directly.
+#include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <condition_variable>
 #include <map>
@@ -14,6 +19,7 @@
 #include "core/device.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
+#include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 #include "ops/shape_inference.h"
 #include "profiler/device_activity.h"
@@ -96,6 +102,12 @@ void init_testing(py::module_& m) {
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
   testing.def("device_activity_recording", &device_activity_recording,
               "whether a profiler session is recording the device's activity now");
+  testing.def(
+      "run_with_results_in_place",
+      [](const std::vector<at::Tensor>& destinations, const std::function<std::vector<at::Tensor>()>& kernel) {
+        run_with_results_in_place(destinations, kernel);
+      },
+      py::arg("destinations"), py::arg("kernel"));
 }
 
 }  // namespace axon

@@ -1,0 +1,147 @@
+#include "host_execution/results_in_place.h"
+
+#include <c10/core/CPUAllocator.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace axon {
+namespace {
+
+// One destination's memory, offered to the next allocation of its exact size.
+struct Offer {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  bool taken = false;
+};
+
+// The offers of the kernel running on this thread; null outside one.
+thread_local std::vector<Offer>* current_offers = nullptr;
+
+bool is_taken_offer(const void* pointer) {
+  if (current_offers == nullptr) return false;
+  return std::any_of(current_offers->begin(), current_offers->end(),
+                     [&](const Offer& offer) { return offer.taken && offer.data == pointer; });
+}
+
+void release_nothing(void*) {}
+
+// PyTorch's CPU allocator, with the offers of the running kernel in front.
+class PlacingAllocator final : public c10::Allocator {
+ public:
+  explicit PlacingAllocator(c10::Allocator* underlying) : underlying_(underlying) {
+    underlying_raw_deleter_ = underlying->raw_deleter();
+  }
+
+  c10::DataPtr allocate(std::size_t bytes) override {
+    if (current_offers != nullptr && bytes > 0) {
+      for (Offer& offer : *current_offers) {
+        if (offer.taken || offer.bytes != bytes) continue;
+        offer.taken = true;
+        // Context equals data, as PyTorch's raw interface expects; freeing it
+        // through raw_deleter (release_raw) leaves the destination alone.
+        return c10::DataPtr(offer.data, offer.data, &release_nothing, c10::Device(c10::kCPU));
+      }
+    }
+    return underlying_->allocate(bytes);
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return underlying_raw_deleter_ != nullptr ? &release_raw : nullptr; }
+
+  void copy_data(void* destination, const void* source, std::size_t count) const override {
+    underlying_->copy_data(destination, source, count);
+  }
+
+  bool is_simple_data_ptr(const c10::DataPtr& data_ptr) const override {
+    return underlying_->is_simple_data_ptr(data_ptr);
+  }
+
+ private:
+  static void release_raw(void* pointer) {
+    if (!is_taken_offer(pointer)) underlying_raw_deleter_(pointer);
+  }
+
+  c10::Allocator* underlying_;
+  static inline c10::DeleterFnPtr underlying_raw_deleter_ = nullptr;
+};
+
+// The offer a destination makes: all its bytes, when it is dense with
+// non-negative strides (then they start at its data pointer).
+Offer offer_of(const at::Tensor& destination) {
+  if (!destination.defined() || destination.numel() == 0 || !destination.is_non_overlapping_and_dense()) return {};
+  for (const int64_t stride : destination.strides()) {
+    if (stride < 0) return {};
+  }
+  return Offer{destination.data_ptr(), destination.nbytes()};
+}
+
+bool built_in_place(const at::Tensor& destination, const at::Tensor& result) {
+  return result.defined() && result.data_ptr() == destination.data_ptr() && result.sizes() == destination.sizes() &&
+         result.strides() == destination.strides() && result.dtype() == destination.dtype() &&
+         result.is_conj() == destination.is_conj() && result.is_neg() == destination.is_neg();
+}
+
+// Whether `result`'s bytes lie in memory some offer handed out.
+bool in_offered_memory(const at::Tensor& result, const std::vector<Offer>& offers) {
+  if (!result.defined() || !result.has_storage()) return false;
+  const auto* begin = static_cast<const char*>(result.storage().data());
+  for (const Offer& offer : offers) {
+    const auto* offered = static_cast<const char*>(offer.data);
+    if (offer.taken && begin >= offered && begin < offered + offer.bytes) return true;
+  }
+  return false;
+}
+
+// Sets the thread's offers for a scope, restoring the previous ones (a
+// kernel calling another placed kernel keeps its own offers afterwards).
+class OfferScope {
+ public:
+  explicit OfferScope(std::vector<Offer>* offers) : previous_(std::exchange(current_offers, offers)) {}
+  ~OfferScope() { current_offers = previous_; }
+  OfferScope(const OfferScope&) = delete;
+  OfferScope& operator=(const OfferScope&) = delete;
+
+ private:
+  std::vector<Offer>* previous_;
+};
+
+}  // namespace
+
+void run_with_results_in_place(const std::vector<at::Tensor>& destinations,
+                               const std::function<std::vector<at::Tensor>()>& kernel) {
+  std::vector<Offer> offers;
+  offers.reserve(destinations.size());
+  for (const at::Tensor& destination : destinations) offers.push_back(offer_of(destination));
+  std::vector<at::Tensor> results;
+  {
+    const OfferScope scope(&offers);
+    results = kernel();
+  }
+  TORCH_INTERNAL_ASSERT(results.size() == destinations.size(), "[axon] a placed kernel returned ", results.size(),
+                        " results for ", destinations.size(), " destinations");
+  // Take out of destination memory, before any copy writes there, every
+  // result that is not exactly where it belongs.
+  std::vector<bool> done(results.size(), false);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!destinations[i].defined() || !results[i].defined()) {
+      done[i] = true;
+    } else if (built_in_place(destinations[i], results[i])) {
+      done[i] = true;
+    } else if (in_offered_memory(results[i], offers)) {
+      results[i] = results[i].clone(at::MemoryFormat::Preserve);
+    }
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!done[i]) destinations[i].copy_(results[i]);
+  }
+}
+
+// Installed when the extension loads, above PyTorch's default CPU allocator
+// (registered at priority 0), which it forwards to.
+const bool placing_allocator_installed = [] {
+  static PlacingAllocator allocator(c10::GetCPUAllocator());
+  c10::SetCPUAllocator(&allocator, /*priority=*/1);
+  return true;
+}();
+
+}  // namespace axon
