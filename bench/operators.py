@@ -3,8 +3,9 @@
     python bench/operators.py
 
 Prints (1) the per-call time of tiny-tensor operators (dispatch overhead;
-target axon/cpu <= 1.5) and (2) the throughput of large-tensor operators
-(target axon/cpu >= 0.95).
+issue 14's target axon/cpu <= 1.2) and (2) the throughput of large-tensor
+operators (target axon/cpu >= 0.95). Each is the best of two measurements per
+device, interleaved.
 """
 
 from __future__ import annotations
@@ -61,23 +62,35 @@ def large_cases(device: str) -> dict:
     }
 
 
+def best_of_interleaved(cpu_function, axon_function) -> tuple[float, float]:
+    """Seconds per call on each device: the faster of two measurements, taken CPU, axon, CPU, axon.
+
+    Why interleaved: whichever device runs an operator first in the process pays its one-time costs (oneDNN
+    builds its convolution primitives on the first call, which took 14 ms against 5.6 ms later), and the
+    machine's load drifts; the best of two measurements on each side cancels both.
+    """
+    cpu, axon = [], []
+    for _ in range(2):
+        cpu.append(seconds_per_call(cpu_function, "cpu"))
+        axon.append(seconds_per_call(axon_function, "axon"))
+    return min(cpu), min(axon)
+
+
 def main() -> int:
     torch.manual_seed(0)
     rows = []
     cpu_tiny, axon_tiny = tiny_cases("cpu"), tiny_cases("axon")
     for name in cpu_tiny:
-        cpu = seconds_per_call(cpu_tiny[name], "cpu") * 1e6
-        axon = seconds_per_call(axon_tiny[name], "axon") * 1e6
-        rows.append((name, cpu, axon))
-    print_table("Tiny tensors: time per call (target axon/cpu <= 1.5)", rows, "us", "axon/cpu")
+        cpu, axon = best_of_interleaved(cpu_tiny[name], axon_tiny[name])
+        rows.append((name, cpu * 1e6, axon * 1e6))
+    print_table("Tiny tensors: time per call (target axon/cpu <= 1.2)", rows, "us", "axon/cpu")
 
     rows = []
     cpu_large, axon_large = large_cases("cpu"), large_cases("axon")
     for name in cpu_large:
         (cpu_function, work), (axon_function, _) = cpu_large[name], axon_large[name]
-        cpu = work / seconds_per_call(cpu_function, "cpu")
-        axon = work / seconds_per_call(axon_function, "axon")
-        rows.append((name, cpu, axon))
+        cpu, axon = best_of_interleaved(cpu_function, axon_function)
+        rows.append((name, work / cpu, work / axon))
     print_table("Large tensors: throughput (target axon/cpu >= 0.95)", rows, "rate", "axon/cpu")
     return 0
 
