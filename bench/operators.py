@@ -1,11 +1,11 @@
-"""Operator benchmarks: axon against torch on the CPU, measured in the same run.
+"""Operator benchmarks: axon against torch on the CPU, measured in the same run, each in its own processes.
 
     python bench/operators.py
 
 Prints (1) the per-call time of tiny-tensor operators (dispatch overhead;
 issue 14's target axon/cpu <= 1.2) and (2) the throughput of large-tensor
-operators (target axon/cpu >= 0.95). Each is the best of two measurements per
-device, interleaved.
+operators (target axon/cpu >= 0.95). Each device runs in processes of its own,
+alternating, and each number is the best of two (timing.in_fresh_processes says why).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from timing import print_table, seconds_per_call
+from timing import device_argument, in_fresh_processes, print_table, report_and_exit, seconds_per_call
 
 
 def tiny_cases(device: str) -> dict:
@@ -62,35 +62,24 @@ def large_cases(device: str) -> dict:
     }
 
 
-def best_of_interleaved(cpu_function, axon_function) -> tuple[float, float]:
-    """Seconds per call on each device: the faster of two measurements, taken CPU, axon, CPU, axon.
-
-    Why interleaved: whichever device runs an operator first in the process pays its one-time costs (oneDNN
-    builds its convolution primitives on the first call, which took 14 ms against 5.6 ms later), and the
-    machine's load drifts; the best of two measurements on each side cancels both.
-    """
-    cpu, axon = [], []
-    for _ in range(2):
-        cpu.append(seconds_per_call(cpu_function, "cpu"))
-        axon.append(seconds_per_call(axon_function, "axon"))
-    return min(cpu), min(axon)
+def measure(device: str) -> dict[str, float]:
+    """Seconds per call of every case on `device` (this process)."""
+    torch.manual_seed(0)
+    measurements = {name: seconds_per_call(function, device) for name, function in tiny_cases(device).items()}
+    for name, (function, _) in large_cases(device).items():
+        measurements[name] = seconds_per_call(function, device)
+    return measurements
 
 
 def main() -> int:
-    torch.manual_seed(0)
-    rows = []
-    cpu_tiny, axon_tiny = tiny_cases("cpu"), tiny_cases("axon")
-    for name in cpu_tiny:
-        cpu, axon = best_of_interleaved(cpu_tiny[name], axon_tiny[name])
-        rows.append((name, cpu * 1e6, axon * 1e6))
+    device = device_argument()
+    if device is not None:
+        report_and_exit(measure(device))
+    times = in_fresh_processes(__file__)
+    cpu, axon = times["cpu"], times["axon"]
+    rows = [(name, cpu[name] * 1e6, axon[name] * 1e6) for name in tiny_cases("cpu")]
     print_table("Tiny tensors: time per call (target axon/cpu <= 1.2)", rows, "us", "axon/cpu")
-
-    rows = []
-    cpu_large, axon_large = large_cases("cpu"), large_cases("axon")
-    for name in cpu_large:
-        (cpu_function, work), (axon_function, _) = cpu_large[name], axon_large[name]
-        cpu, axon = best_of_interleaved(cpu_function, axon_function)
-        rows.append((name, work / cpu, work / axon))
+    rows = [(name, work / cpu[name], work / axon[name]) for name, (_, work) in large_cases("cpu").items()]
     print_table("Large tensors: throughput (target axon/cpu >= 0.95)", rows, "rate", "axon/cpu")
     return 0
 
