@@ -164,3 +164,22 @@ def test_operators_whose_out_variant_is_generated_match_the_cpu():
             for a, e in zip(got, expected):
                 assert a.stride() == e.stride()
                 torch.testing.assert_close(a.cpu(), e)
+
+
+def test_a_buffer_taken_through_the_raw_interface_never_frees_destination_memory():
+    # oneDNN allocates through the CPU allocator's raw interface; a buffer of the destination's size takes
+    # its memory, and is freed after the kernel, through raw_deleter. Freeing destination memory with
+    # free() would corrupt the heap (this crashed before destination memory was tracked process-wide).
+    destination = torch.zeros(256)
+    kept = {}
+    source = torch.randn(257)[:256]
+
+    def kernel():
+        kept["mkldnn"] = source.to_mkldnn()
+        return [source * 2]
+
+    place([destination], kernel)
+    torch.testing.assert_close(destination, source * 2)
+    del kept["mkldnn"]
+    del destination
+    assert all(torch.equal(torch.full((256,), float(i)), torch.full((256,), float(i))) for i in range(8))

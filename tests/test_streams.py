@@ -215,3 +215,20 @@ def test_copy_between_devices_is_ordered_before_later_source_writes():
         on_zero.add_(on_zero)
         assert torch.equal(on_one.cpu(), source)
         assert torch.equal(on_zero.cpu(), source * 2)
+
+
+def test_a_cpu_number_is_read_when_the_kernel_is_called_not_when_it_runs():
+    # CUDA takes a 0-dim CPU tensor's value at the launch; changing it afterwards must not change results
+    # still queued behind other work.
+    x = torch.ones(4, device="axon")
+    scale, shift = torch.tensor(2.0), torch.tensor(3.0)
+    with closed_gate():
+        product = x * scale
+        shifted = torch.add(x, shift)
+        x_inplace = x.clone().mul_(scale)
+        scale.fill_(100.0)
+        shift.fill_(-7.0)
+    torch.axon.synchronize()
+    assert torch.equal(product.cpu(), torch.full((4,), 2.0))
+    assert torch.equal(shifted.cpu(), torch.full((4,), 4.0))
+    assert torch.equal(x_inplace.cpu(), torch.full((4,), 2.0))

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <unordered_set>
 
 namespace axon {
 namespace {
@@ -18,13 +20,23 @@ struct Offer {
 // The offers of the kernel running on this thread; null outside one.
 thread_local std::vector<Offer>* current_offers = nullptr;
 
-bool is_taken_offer(const void* pointer) {
-  if (current_offers == nullptr) return false;
-  return std::any_of(current_offers->begin(), current_offers->end(),
-                     [&](const Offer& offer) { return offer.taken && offer.data == pointer; });
+// Destination memory handed out and not yet let go, on any thread. Why
+// process-wide: a buffer taken through PyTorch's raw interface (oneDNN's
+// buffers are) is freed through raw_deleter, possibly after the kernel or on
+// another thread; it must never reach free(), which would free device memory.
+std::mutex handed_out_mutex;
+std::unordered_set<void*>& handed_out() {
+  static auto* pointers = new std::unordered_set<void*>();  // outlives static destruction
+  return *pointers;
 }
 
-void release_nothing(void*) {}
+// Forgets `pointer` if it is handed-out destination memory; true if it was.
+bool take_back(void* pointer) {
+  const std::lock_guard<std::mutex> lock(handed_out_mutex);
+  return handed_out().erase(pointer) > 0;
+}
+
+void release_placed(void* pointer) { take_back(pointer); }
 
 // PyTorch's CPU allocator, with the offers of the running kernel in front.
 class PlacingAllocator final : public c10::Allocator {
@@ -38,9 +50,13 @@ class PlacingAllocator final : public c10::Allocator {
       for (Offer& offer : *current_offers) {
         if (offer.taken || offer.bytes != bytes) continue;
         offer.taken = true;
-        // Context equals data, as PyTorch's raw interface expects; freeing it
-        // through raw_deleter (release_raw) leaves the destination alone.
-        return c10::DataPtr(offer.data, offer.data, &release_nothing, c10::Device(c10::kCPU));
+        {
+          const std::lock_guard<std::mutex> lock(handed_out_mutex);
+          handed_out().insert(offer.data);
+        }
+        // Context equals data, as PyTorch's raw interface expects; freed
+        // either way (deleter or raw_deleter), the destination is left alone.
+        return c10::DataPtr(offer.data, offer.data, &release_placed, c10::Device(c10::kCPU));
       }
     }
     return underlying_->allocate(bytes);
@@ -58,7 +74,7 @@ class PlacingAllocator final : public c10::Allocator {
 
  private:
   static void release_raw(void* pointer) {
-    if (!is_taken_offer(pointer)) underlying_raw_deleter_(pointer);
+    if (!take_back(pointer)) underlying_raw_deleter_(pointer);
   }
 
   c10::Allocator* underlying_;
@@ -139,8 +155,8 @@ void run_with_results_in_place(const std::vector<at::Tensor>& destinations,
 // Installed when the extension loads, above PyTorch's default CPU allocator
 // (registered at priority 0), which it forwards to.
 const bool placing_allocator_installed = [] {
-  static PlacingAllocator allocator(c10::GetCPUAllocator());
-  c10::SetCPUAllocator(&allocator, /*priority=*/1);
+  // Never destroyed: c10 keeps pointing at it through static destruction.
+  c10::SetCPUAllocator(new PlacingAllocator(c10::GetCPUAllocator()), /*priority=*/1);
   return true;
 }();
 

@@ -18,6 +18,12 @@
 // destination's (a temporary of the same size, a result of equal size
 // allocated out of order). So a kernel allocating differently from what was
 // foreseen gets the copy, never a wrong value.
+//
+// What it relies on: a CPU kernel lets go of its temporaries before it
+// returns. A buffer a kernel kept past the call (a cache) would still view
+// the destination's memory; none of PyTorch's kernels was found to (oneDNN's
+// caches hold primitive descriptors, not buffers), and freeing one is safe
+// either way: destination memory never reaches free().
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -6,6 +6,8 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty_strided.h>
 
+#include <algorithm>
+
 #include "compiled_execution/compiled_kernel.h"
 #include "core/check.h"
 #include "core/device.h"
@@ -152,11 +154,21 @@ void substitute_generator(torch::jit::Stack& cpu_args, const OperatorPlan& plan,
   slot = at::detail::createCPUGenerator(mixed);
 }
 
+// A CPU tensor argument (a 0-dim number) as the kernel will read it: its
+// value now, at the call, as CUDA reads it when it launches; the caller may
+// change it before the stream gets to the kernel. Numbers PyTorch wrapped
+// for this call (`x * 2`) are nobody else's and are read in place.
+at::Tensor value_at_call(const at::Tensor& tensor) {
+  if (!tensor.defined() || !tensor.is_cpu() || tensor.unsafeGetTensorImpl()->is_wrapped_number()) return tensor;
+  return tensor.clone();
+}
+
 torch::jit::Stack host_aliases(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args, HostAliases& aliases) {
   torch::jit::Stack stack;
   stack.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    stack.push_back(aliases.alias(args[i], plan.argument_is_mutable[i] ? Access::write : Access::read));
+    stack.push_back(
+        aliases.alias(map_tensors(args[i], value_at_call), plan.argument_is_mutable[i] ? Access::write : Access::read));
   }
   return stack;
 }
@@ -317,6 +329,8 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   HostAliases aliases;
   torch::jit::Stack cpu_stack = host_aliases(plan, args, aliases);
+  // The launch holds only aliases and values made for this call (host_aliases takes CPU numbers' values).
+  const LaunchRelease release = LaunchRelease::kByQueuingThread;
   int64_t numel = largest_numel(args);
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
@@ -326,18 +340,23 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   switch (strategy) {
     case Strategy::kOutVariant: {
       for (const auto& result : results) cpu_stack.push_back(aliases.alias(result, Access::overwrite));
-      launch_on_stream(stream, plan.name.c_str(), aliases,
-                       [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() {
-                         torch::jit::Stack stack = cpu_stack;  // the launch keeps the aliases (see stream_launch.cpp)
-                         out_op.callBoxed(stack);
-                       });
+      launch_on_stream(
+          stream, plan.name.c_str(), aliases,
+          [out_op = *plan.out_operator, cpu_stack = std::move(cpu_stack)]() {
+            torch::jit::Stack stack = cpu_stack;  // the launch keeps the aliases (see stream_launch.cpp)
+            out_op.callBoxed(stack);
+          },
+          release);
       break;
     }
     case Strategy::kInPlace: {
-      launch_on_stream(stream, plan.name.c_str(), aliases, [op, cpu_stack = std::move(cpu_stack)]() {
-        torch::jit::Stack stack = cpu_stack;
-        op.callBoxed(stack);
-      });
+      launch_on_stream(
+          stream, plan.name.c_str(), aliases,
+          [op, cpu_stack = std::move(cpu_stack)]() {
+            torch::jit::Stack stack = cpu_stack;
+            op.callBoxed(stack);
+          },
+          release);
       break;
     }
     case Strategy::kCopyBack: {
@@ -346,27 +365,38 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
         result_aliases.push_back(plan.return_argument[i] >= 0 ? c10::IValue()
                                                               : aliases.alias(results[i], Access::overwrite));
       }
-      launch_on_stream(stream, plan.name.c_str(), aliases,
-                       [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() {
-                         // Tensor results are built in their outputs where the kernel lets them; lists are copied.
-                         std::vector<at::Tensor> destinations(result_aliases.size());
-                         for (size_t i = 0; i < result_aliases.size(); ++i) {
-                           if (result_aliases[i].isTensor()) destinations[i] = result_aliases[i].toTensor();
-                         }
-                         torch::jit::Stack stack;
-                         run_with_results_in_place(destinations, [&] {
-                           stack = cpu_stack;
-                           op.callBoxed(stack);
-                           std::vector<at::Tensor> results(destinations.size());
-                           for (size_t i = 0; i < destinations.size(); ++i) {
-                             if (destinations[i].defined()) results[i] = stack[i].toTensor();
-                           }
-                           return results;
-                         });
-                         for (size_t i = 0; i < result_aliases.size(); ++i) {
-                           if (result_aliases[i].isTensorList()) copy_into(result_aliases[i], stack[i]);
-                         }
-                       });
+      launch_on_stream(
+          stream, plan.name.c_str(), aliases,
+          [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() {
+            const bool lists = std::any_of(result_aliases.begin(), result_aliases.end(),
+                                           [](const c10::IValue& value) { return value.isTensorList(); });
+            if (lists) {
+              // Copied, every one: a list element built in another output's memory would be
+              // overwritten by that output's delivery before its own copy.
+              torch::jit::Stack stack = cpu_stack;
+              op.callBoxed(stack);
+              for (size_t i = 0; i < result_aliases.size(); ++i) {
+                if (!result_aliases[i].isNone()) copy_into(result_aliases[i], stack[i]);
+              }
+              return;
+            }
+            // Built in their outputs where the kernel lets them (results_in_place.h).
+            std::vector<at::Tensor> destinations(result_aliases.size());
+            for (size_t i = 0; i < result_aliases.size(); ++i) {
+              if (result_aliases[i].isTensor()) destinations[i] = result_aliases[i].toTensor();
+            }
+            torch::jit::Stack stack;
+            run_with_results_in_place(destinations, [&] {
+              stack = cpu_stack;
+              op.callBoxed(stack);
+              std::vector<at::Tensor> results(destinations.size());
+              for (size_t i = 0; i < destinations.size(); ++i) {
+                if (destinations[i].defined()) results[i] = stack[i].toTensor();
+              }
+              return results;
+            });
+          },
+          release);
       break;
     }
     case Strategy::kSynchronous:

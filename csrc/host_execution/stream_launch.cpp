@@ -35,8 +35,9 @@ extern "C" void omp_set_num_threads(int threads);
 struct KernelLaunch {
   std::string kernel_name;
   std::function<void()> body;
-  bool serial = false;                    // run with one thread (see kSerialBelowBytes)
-  KernelLaunch* next_finished = nullptr;  // in finished_launches
+  bool serial = false;                       // run with one thread (see kSerialBelowBytes)
+  bool destroyed_by_queuing_thread = false;  // LaunchRelease::kByQueuingThread
+  KernelLaunch* next_finished = nullptr;     // in finished_launches
 };
 
 // Launches the worker has run, waiting to be destroyed by a queuing thread.
@@ -110,15 +111,19 @@ axon_status run_kernel(void* user_data, char* message) {
 
 void release_kernel(void* user_data) {
   auto* launch = static_cast<KernelLaunch*>(user_data);
+  if (!launch->destroyed_by_queuing_thread) {
+    delete launch;
+    return;
+  }
   launch->next_finished = finished_launches.load(std::memory_order_relaxed);
   while (!finished_launches.compare_exchange_weak(launch->next_finished, launch, std::memory_order_release,
                                                   std::memory_order_relaxed)) {
   }
 }
 
-void launch_task(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial) {
-  destroy_finished_launches();
-  auto* launch = new KernelLaunch{kernel_name, std::move(body), serial};
+void launch_task(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial,
+                 LaunchRelease release) {
+  auto* launch = new KernelLaunch{kernel_name, std::move(body), serial, release == LaunchRelease::kByQueuingThread};
   const axon_host_function task{&run_kernel, &release_kernel, launch};
   const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });
   // The driver owns `launch` from here on, even if the launch fails.
@@ -128,12 +133,15 @@ void launch_task(axon_stream stream, const char* kernel_name, std::function<void
 }  // namespace
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body) {
-  launch_task(stream, kernel_name, std::move(body), /*serial=*/false);
+  launch_task(stream, kernel_name, std::move(body), /*serial=*/false, LaunchRelease::kOnWorker);
 }
 
-void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body) {
+void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
+                      LaunchRelease release) {
+  // Before anything of this call is queued (its staging copies included).
+  destroy_finished_launches();
   aliases.stage_in(stream);
-  launch_task(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSerialBelowBytes);
+  launch_task(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSerialBelowBytes, release);
   aliases.stage_out(stream);
 }
 

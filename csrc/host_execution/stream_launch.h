@@ -12,15 +12,26 @@ namespace axon {
 // throws become the stream's pending error (reported by the next
 // synchronize), or are raised here at once under AXON_LAUNCH_BLOCKING=1.
 // `kernel_name` names the kernel in that error. The body runs with autograd
-// and ADInplaceOrView dispatch disabled, as kernels do. What it captured is
-// destroyed later on a queuing thread, not on the worker (why: see
-// stream_launch.cpp), so a body that consumes a capture (callBoxed pops its
-// stack) should consume a copy, letting the captured objects die with the launch.
+// and ADInplaceOrView dispatch disabled, as kernels do. The body and what it
+// captured are destroyed on the worker once it has run.
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body);
+
+// Who destroys a launch (its body and captures) once the worker has run it.
+enum class LaunchRelease {
+  kOnWorker,
+  // The next launch queued from any thread destroys it. Only for bodies that
+  // capture nothing but host aliases of axon tensors and values made for the
+  // call (no caller's CPU tensor, whose storage may hold a Python object and
+  // must not outlive a synchronize). Why: stream_launch.cpp. A body that
+  // consumes a capture (callBoxed pops its stack) should consume a copy, so
+  // that the objects die with the launch, on the queuing thread.
+  kByQueuingThread,
+};
 
 // The same for a kernel over `aliases` (device_memory_views.h): where they
 // view staging buffers, the bytes are staged in before `body` and the
 // written bytes staged out after it, on the same stream.
-void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body);
+void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
+                      LaunchRelease release = LaunchRelease::kOnWorker);
 
 }  // namespace axon

@@ -165,7 +165,9 @@ void Scheduler::execute_work(QueueItem& item, axon_status* status, std::string* 
                  [&](OwnedTask& task) {
                    *status = run_task(task.task(), message);
                    // Released before completion is published, so a host that
-                   // synchronizes sees the task's resources already let go.
+                   // synchronizes sees the task's resources already let go (a
+                   // release callback may hand them to its own thread instead,
+                   // as Axon's host kernels do for launches that hold only aliases).
                    task.release();
                  },
                  [&](DeviceWork& device_work) {
