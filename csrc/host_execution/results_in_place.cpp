@@ -2,7 +2,6 @@
 
 #include <c10/core/CPUAllocator.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <unordered_set>
