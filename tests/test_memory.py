@@ -136,7 +136,22 @@ def test_cached_blocks_are_released_to_satisfy_an_allocation():
     )
     assert result.returncode == 0, result.stderr
     retries, ooms, reserved = result.stdout.split()
-    assert (retries, ooms, int(reserved)) == ("1", "0", 50 * MiB)
+    assert (retries, ooms, int(reserved)) == ("1", "0", 56 * MiB)  # 50 MiB's size class
+
+
+def test_a_size_class_that_does_not_fit_falls_back_to_the_exact_size():
+    result = run_python(
+        """
+        import torch
+        y = torch.empty(58 * 2**20, dtype=torch.uint8, device="axon")  # its class, 64 MiB, exceeds the device
+        stats = torch.axon.memory_stats()
+        print(stats["num_ooms"], torch.axon.memory_reserved())
+        """,
+        env={"AXON_DEVICE_MEMORY": "60MiB"},
+    )
+    assert result.returncode == 0, result.stderr
+    ooms, reserved = result.stdout.split()
+    assert (ooms, int(reserved)) == ("0", 58 * MiB)
 
 
 def test_statistics_stay_exact_when_cached_blocks_are_larger_than_requested():
@@ -159,6 +174,43 @@ def test_statistics_stay_exact_when_cached_blocks_are_larger_than_requested():
     assert readings[1:] == readings[1:2] * 5, readings
     live = torch_axon._C._testing.live_blocks(0)
     assert live["counted_bytes"] == live["bytes"] and live["counted_blocks"] == live["blocks"], live
+
+
+def test_a_tensor_growing_every_step_reuses_cached_memory():
+    # A KV cache that torch.cat extends by one token per step asks for a size
+    # no freed block had. Without size classes every step took a fresh driver
+    # segment and cached the old one, unused: 2000 steps held the sum of all
+    # sizes (about 2 GB here), and each segment past 1 MiB was freshly zeroed
+    # pages, 3x the CPU's time per decoded token. A class is at most a quarter
+    # larger than the one below it, so the classes passed through add up to a
+    # few times the final size (bounded; the OOM path releases them if needed).
+    device = f"axon:{DEVICE}"
+    row = torch.ones(1, 256, device=device)  # 1 KiB per step
+    cache = row
+    before = stats()
+    for _ in range(2000):
+        cache = torch.cat([cache, row])
+    torch.axon.synchronize(DEVICE)
+    after = stats()
+    final_bytes = cache.numel() * cache.element_size()
+    assert cache.shape == (2001, 256) and bool(cache.eq(1).all())
+    segments = after["num_device_alloc"] - before["num_device_alloc"]
+    assert segments < 100, segments  # one per size class passed through, not one per step
+    reserved = after["reserved_bytes.all.current"] - before["reserved_bytes.all.current"]
+    # Two blocks per size class passed through (the old and the new cache live together in each cat).
+    assert reserved < 16 * final_bytes, (reserved, final_bytes)
+
+
+@pytest.mark.parametrize("size", [1, 511, 512, 8192, 8193, 16384, 16385, 3 * MiB, 64 * MiB, 64 * MiB + 1])
+def test_blocks_are_rounded_to_size_classes_wasting_at_most_a_quarter(size):
+    before = torch.axon.memory_allocated(DEVICE)
+    x = torch.empty(size, dtype=torch.uint8, device=f"axon:{DEVICE}")
+    block = torch.axon.memory_allocated(DEVICE) - before
+    assert block >= size and block % 512 == 0
+    assert block <= max(512, size + size // 4), (size, block)
+    if size & (size - 1) == 0 and size >= 512:
+        assert block == size  # powers of two are exact
+    del x
 
 
 def test_per_process_memory_fraction_limits_reserved_bytes_like_cuda():

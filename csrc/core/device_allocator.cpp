@@ -1,5 +1,7 @@
 #include "core/device_allocator.h"
 
+#include <algorithm>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -21,8 +23,30 @@ using c10::CachingDeviceAllocator::DeviceStats;
 constexpr size_t kRounding = 512;
 // Blocks up to this size are the "small pool" in the statistics, as in CUDA.
 constexpr size_t kSmallBlockLimit = 1 << 20;
+// Requests above this size are rounded up to one of kSizeClassesPerOctave
+// sizes between consecutive powers of two.
+constexpr size_t kSizeClassesFrom = 8 << 10;
+constexpr size_t kSizeClassesPerOctave = 4;
 
-size_t round_size(size_t bytes) { return (bytes + kRounding - 1) / kRounding * kRounding; }
+// Why size classes: blocks are never split, and a cached block serves only
+// requests at most a quarter smaller. A tensor that grows a little every
+// step (a KV cache that torch.cat extends by one token) asked for a size no
+// freed block had: every step took a fresh segment, the old ones piled up in
+// the cache unused, and past 1 MiB each fresh segment was freshly zeroed
+// pages from the kernel (the arena gives large frees back). Within a class
+// the freed block of the previous step serves the next one, and a growing
+// tensor leaves behind one block per class, a few times its final size in
+// all. Powers of two stay exact; no class wastes more than a quarter.
+size_t exact_size(size_t bytes) { return (bytes + kRounding - 1) / kRounding * kRounding; }
+
+size_t round_size(size_t bytes) {
+  if (bytes <= kSizeClassesFrom) return exact_size(bytes);
+  if (bytes > std::numeric_limits<size_t>::max() / 4) return bytes;  // beyond any device: the driver refuses it
+  size_t octave = kSizeClassesFrom;
+  while (octave < bytes / 2 + bytes % 2) octave *= 2;  // octave < bytes <= 2 * octave
+  const size_t step = octave / kSizeClassesPerOctave;
+  return (bytes + step - 1) / step * step;
+}
 
 // A block is one driver allocation (no splitting): its size is its segment.
 struct Block {
@@ -310,11 +334,15 @@ class DeviceCache {
 
   Block* allocate_segment(size_t size, size_t requested, c10::StreamId stream_id,
                           const std::shared_ptr<c10::GatheredContext>& context) {
+    // A size class's rounding never causes an out-of-memory error: where the
+    // class does not fit, the request rounded to kRounding may.
+    const size_t smallest = std::min(size, exact_size(requested));
     if (!within_fraction(size)) {
       if (!free_blocks_.empty()) {
         stats_.num_alloc_retries += 1;
         release_cached_blocks();
       }
+      if (!within_fraction(size)) size = smallest;
       if (!within_fraction(size)) {
         stats_.num_ooms += 1;
         throw_out_of_memory(requested, stream_id, context);
@@ -325,6 +353,10 @@ class DeviceCache {
     if (status == AXON_ERROR_OUT_OF_MEMORY && !free_blocks_.empty()) {
       stats_.num_alloc_retries += 1;
       release_cached_blocks();
+      status = axon_memory_allocate(device_, size, &ptr);
+    }
+    if (status == AXON_ERROR_OUT_OF_MEMORY && size > smallest) {
+      size = smallest;
       status = axon_memory_allocate(device_, size, &ptr);
     }
     if (status == AXON_ERROR_OUT_OF_MEMORY) {
