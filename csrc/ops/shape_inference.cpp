@@ -27,6 +27,7 @@
 #include <unordered_set>
 
 #include "ops/argument_tensors.h"
+#include "ops/native_meta_kernels.h"
 
 namespace axon {
 
@@ -533,7 +534,11 @@ std::vector<c10::Warning> call_meta(const c10::OperatorHandle& op, torch::jit::S
   RecordedWarnings recorded;
   c10::WarningUtils::WarningHandlerGuard guard(&recorded);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  op.callBoxed(stack);
+  if (const c10::KernelFunction* native = native_meta_kernel(op)) {
+    native->callBoxed(op, c10::DispatchKeySet(c10::DispatchKey::Meta), &stack);
+  } else {
+    op.callBoxed(stack);
+  }
   return std::move(recorded.warnings);
 }
 

@@ -1,0 +1,217 @@
+#include "ops/native_meta_kernels.h"
+
+#include <ATen/ops/_log_softmax_backward_data_meta_dispatch.h>
+#include <ATen/ops/_log_softmax_meta_dispatch.h>
+#include <ATen/ops/_softmax_backward_data_meta_dispatch.h>
+#include <ATen/ops/_softmax_meta_dispatch.h>
+#include <ATen/ops/add_meta_dispatch.h>
+#include <ATen/ops/addcdiv_meta_dispatch.h>
+#include <ATen/ops/addcmul_meta_dispatch.h>
+#include <ATen/ops/addmm_meta_dispatch.h>
+#include <ATen/ops/amax_meta_dispatch.h>
+#include <ATen/ops/argmax_meta_dispatch.h>
+#include <ATen/ops/baddbmm_meta_dispatch.h>
+#include <ATen/ops/bitwise_and_meta_dispatch.h>
+#include <ATen/ops/bitwise_not_meta_dispatch.h>
+#include <ATen/ops/bitwise_or_meta_dispatch.h>
+#include <ATen/ops/bmm_meta_dispatch.h>
+#include <ATen/ops/cat_meta_dispatch.h>
+#include <ATen/ops/clamp_meta_dispatch.h>
+#include <ATen/ops/clamp_min_meta_dispatch.h>
+#include <ATen/ops/cos_meta_dispatch.h>
+#include <ATen/ops/cumsum_meta_dispatch.h>
+#include <ATen/ops/div_meta_dispatch.h>
+#include <ATen/ops/eq_meta_dispatch.h>
+#include <ATen/ops/erf_meta_dispatch.h>
+#include <ATen/ops/exp_meta_dispatch.h>
+#include <ATen/ops/gather_meta_dispatch.h>
+#include <ATen/ops/ge_meta_dispatch.h>
+#include <ATen/ops/gelu_backward_meta_dispatch.h>
+#include <ATen/ops/gelu_meta_dispatch.h>
+#include <ATen/ops/gt_meta_dispatch.h>
+#include <ATen/ops/isin_meta_dispatch.h>
+#include <ATen/ops/le_meta_dispatch.h>
+#include <ATen/ops/log_meta_dispatch.h>
+#include <ATen/ops/lt_meta_dispatch.h>
+#include <ATen/ops/max_meta_dispatch.h>
+#include <ATen/ops/maximum_meta_dispatch.h>
+#include <ATen/ops/mean_meta_dispatch.h>
+#include <ATen/ops/minimum_meta_dispatch.h>
+#include <ATen/ops/mm_meta_dispatch.h>
+#include <ATen/ops/mul_meta_dispatch.h>
+#include <ATen/ops/ne_meta_dispatch.h>
+#include <ATen/ops/neg_meta_dispatch.h>
+#include <ATen/ops/pow_meta_dispatch.h>
+#include <ATen/ops/reciprocal_meta_dispatch.h>
+#include <ATen/ops/rsqrt_meta_dispatch.h>
+#include <ATen/ops/sigmoid_backward_meta_dispatch.h>
+#include <ATen/ops/sigmoid_meta_dispatch.h>
+#include <ATen/ops/silu_backward_meta_dispatch.h>
+#include <ATen/ops/silu_meta_dispatch.h>
+#include <ATen/ops/sin_meta_dispatch.h>
+#include <ATen/ops/sqrt_meta_dispatch.h>
+#include <ATen/ops/sub_meta_dispatch.h>
+#include <ATen/ops/sum_meta_dispatch.h>
+#include <ATen/ops/tanh_backward_meta_dispatch.h>
+#include <ATen/ops/tanh_meta_dispatch.h>
+#include <ATen/ops/threshold_backward_meta_dispatch.h>
+#include <ATen/ops/tril_meta_dispatch.h>
+#include <ATen/ops/triu_meta_dispatch.h>
+
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace axon {
+namespace {
+
+using at::Scalar;
+using at::Tensor;
+using OptionalDims = at::OptionalIntArrayRef;
+using OptionalDtype = std::optional<at::ScalarType>;
+
+struct Entry {
+  const char* name;
+  const char* overload;
+  c10::KernelFunction kernel;
+};
+
+// `function` is overloaded, so its type is spelled out: the at::meta::
+// overload with that signature, which must be the operator's schema in order.
+#define AXON_META(name, overload, signature, function)                         \
+  Entry {                                                                      \
+    name, overload,                                                            \
+        c10::KernelFunction::makeFromUnboxedFunction(                          \
+            c10::CompileTimeFunctionPointer<signature, &at::meta::function>()) \
+  }
+
+using Unary = Tensor(const Tensor&);
+using UnaryInPlace = Tensor&(Tensor&);
+using Binary = Tensor(const Tensor&, const Tensor&);
+using BinaryInPlace = Tensor&(Tensor&, const Tensor&);
+using BinaryAlpha = Tensor(const Tensor&, const Tensor&, const Scalar&);
+using BinaryAlphaInPlace = Tensor&(Tensor&, const Tensor&, const Scalar&);
+using WithScalar = Tensor(const Tensor&, const Scalar&);
+using WithScalarInPlace = Tensor&(Tensor&, const Scalar&);
+using Ternary = Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&);
+using TernaryInPlace = Tensor&(Tensor&, const Tensor&, const Tensor&, const Scalar&);
+using Product = Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&);
+using ProductInPlace = Tensor&(Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&);
+using Softmax = Tensor(const Tensor&, int64_t, bool);
+using SoftmaxBackward = Tensor(const Tensor&, const Tensor&, int64_t, at::ScalarType);
+using Reduction = Tensor(const Tensor&, OptionalDims, bool, OptionalDtype);
+using Diagonal = Tensor(const Tensor&, int64_t);
+using DiagonalInPlace = Tensor&(Tensor&, int64_t);
+using ValuesAndIndices = std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool);
+
+std::vector<Entry> entries() {
+  return {
+      // Pointwise, as the generic kernel sees them most.
+      AXON_META("aten::add", "Tensor", BinaryAlpha, add),
+      AXON_META("aten::add_", "Tensor", BinaryAlphaInPlace, add_),
+      AXON_META("aten::sub", "Tensor", BinaryAlpha, sub),
+      AXON_META("aten::sub_", "Tensor", BinaryAlphaInPlace, sub_),
+      AXON_META("aten::mul", "Tensor", Binary, mul),
+      AXON_META("aten::mul_", "Tensor", BinaryInPlace, mul_),
+      AXON_META("aten::div", "Tensor", Binary, div),
+      AXON_META("aten::div_", "Tensor", BinaryInPlace, div_),
+      AXON_META("aten::div", "Tensor_mode", Tensor(const Tensor&, const Tensor&, std::optional<c10::string_view>), div),
+      AXON_META("aten::pow", "Tensor_Tensor", Binary, pow),
+      AXON_META("aten::pow", "Tensor_Scalar", WithScalar, pow),
+      AXON_META("aten::pow_", "Scalar", WithScalarInPlace, pow_),
+      AXON_META("aten::maximum", "", Binary, maximum),
+      AXON_META("aten::minimum", "", Binary, minimum),
+      AXON_META("aten::eq", "Tensor", Binary, eq),
+      AXON_META("aten::eq", "Scalar", WithScalar, eq),
+      AXON_META("aten::ne", "Tensor", Binary, ne),
+      AXON_META("aten::ne", "Scalar", WithScalar, ne),
+      AXON_META("aten::lt", "Tensor", Binary, lt),
+      AXON_META("aten::lt", "Scalar", WithScalar, lt),
+      AXON_META("aten::gt", "Tensor", Binary, gt),
+      AXON_META("aten::gt", "Scalar", WithScalar, gt),
+      AXON_META("aten::le", "Tensor", Binary, le),
+      AXON_META("aten::le", "Scalar", WithScalar, le),
+      AXON_META("aten::ge", "Tensor", Binary, ge),
+      AXON_META("aten::ge", "Scalar", WithScalar, ge),
+      AXON_META("aten::bitwise_and", "Tensor", Binary, bitwise_and),
+      AXON_META("aten::bitwise_or", "Tensor", Binary, bitwise_or),
+      AXON_META("aten::bitwise_not", "", Unary, bitwise_not),
+      AXON_META("aten::neg", "", Unary, neg),
+      AXON_META("aten::exp", "", Unary, exp),
+      AXON_META("aten::log", "", Unary, log),
+      AXON_META("aten::tanh", "", Unary, tanh),
+      AXON_META("aten::sigmoid", "", Unary, sigmoid),
+      AXON_META("aten::rsqrt", "", Unary, rsqrt),
+      AXON_META("aten::sqrt", "", Unary, sqrt),
+      AXON_META("aten::reciprocal", "", Unary, reciprocal),
+      AXON_META("aten::erf", "", Unary, erf),
+      AXON_META("aten::sin", "", Unary, sin),
+      AXON_META("aten::cos", "", Unary, cos),
+      AXON_META("aten::silu", "", Unary, silu),
+      AXON_META("aten::neg_", "", UnaryInPlace, neg_),
+      AXON_META("aten::exp_", "", UnaryInPlace, exp_),
+      AXON_META("aten::sqrt_", "", UnaryInPlace, sqrt_),
+      AXON_META("aten::silu_", "", UnaryInPlace, silu_),
+      AXON_META("aten::gelu", "", Tensor(const Tensor&, c10::string_view), gelu),
+      AXON_META("aten::gelu_backward", "", Tensor(const Tensor&, const Tensor&, c10::string_view), gelu_backward),
+      AXON_META("aten::silu_backward", "", Binary, silu_backward),
+      AXON_META("aten::tanh_backward", "", Binary, tanh_backward),
+      AXON_META("aten::sigmoid_backward", "", Binary, sigmoid_backward),
+      AXON_META("aten::threshold_backward", "", BinaryAlpha, threshold_backward),
+      AXON_META("aten::clamp", "", Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&),
+                clamp),
+      AXON_META("aten::clamp_min", "", WithScalar, clamp_min),
+      AXON_META("aten::addcmul", "", Ternary, addcmul),
+      AXON_META("aten::addcmul_", "", TernaryInPlace, addcmul_),
+      AXON_META("aten::addcdiv", "", Ternary, addcdiv),
+      AXON_META("aten::addcdiv_", "", TernaryInPlace, addcdiv_),
+      // Products, softmax, reductions, joins.
+      AXON_META("aten::mm", "", Binary, mm),
+      AXON_META("aten::bmm", "", Binary, bmm),
+      AXON_META("aten::addmm", "", Product, addmm),
+      AXON_META("aten::addmm_", "", ProductInPlace, addmm_),
+      AXON_META("aten::baddbmm", "", Product, baddbmm),
+      AXON_META("aten::_softmax", "", Softmax, _softmax),
+      AXON_META("aten::_log_softmax", "", Softmax, _log_softmax),
+      AXON_META("aten::_softmax_backward_data", "", SoftmaxBackward, _softmax_backward_data),
+      AXON_META("aten::_log_softmax_backward_data", "", SoftmaxBackward, _log_softmax_backward_data),
+      AXON_META("aten::sum", "dim_IntList", Reduction, sum),
+      AXON_META("aten::mean", "dim", Reduction, mean),
+      AXON_META("aten::amax", "", Tensor(const Tensor&, at::IntArrayRef, bool), amax),
+      AXON_META("aten::argmax", "", Tensor(const Tensor&, std::optional<int64_t>, bool), argmax),
+      AXON_META("aten::max", "dim", ValuesAndIndices, max),
+      AXON_META("aten::cumsum", "", Tensor(const Tensor&, int64_t, OptionalDtype), cumsum),
+      AXON_META("aten::cat", "", Tensor(const at::ITensorListRef&, int64_t), cat),
+      AXON_META("aten::gather", "", Tensor(const Tensor&, int64_t, const Tensor&, bool), gather),
+      AXON_META("aten::isin", "Tensor_Tensor", Tensor(const Tensor&, const Tensor&, bool, bool), isin),
+      AXON_META("aten::tril", "", Diagonal, tril),
+      AXON_META("aten::triu", "", Diagonal, triu),
+      AXON_META("aten::tril_", "", DiagonalInPlace, tril_),
+      AXON_META("aten::triu_", "", DiagonalInPlace, triu_),
+  };
+}
+
+#undef AXON_META
+
+using Table = std::unordered_map<const c10::FunctionSchema*, c10::KernelFunction>;
+
+Table build_table() {
+  Table table;
+  for (Entry& entry : entries()) {
+    const auto op = c10::Dispatcher::singleton().findSchema({entry.name, entry.overload});
+    if (op.has_value()) table.emplace(&op->schema(), std::move(entry.kernel));
+  }
+  return table;
+}
+
+}  // namespace
+
+const c10::KernelFunction* native_meta_kernel(const c10::OperatorHandle& op) {
+  static const Table table = build_table();
+  const auto found = table.find(&op.schema());
+  return found != table.end() ? &found->second : nullptr;
+}
+
+}  // namespace axon
