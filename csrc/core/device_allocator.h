@@ -5,8 +5,10 @@
 // any use of the old tensor), while reuse from other streams waits until the
 // block is idle. Tensor.record_stream(s) adds `s` to the block's users, so its
 // reuse waits for the work queued on `s` at free time (an event per user).
-// Memory goes back to the driver only in empty_cache() or when an allocation
-// would otherwise fail, after synchronizing the device.
+// Blocks are never split; sizes above 8 KiB are rounded up to one of four
+// classes per power of two (the .cpp says why). Memory goes back to the
+// driver only in empty_cache() or when an allocation would otherwise fail,
+// after synchronizing the device.
 //
 // Statistics follow torch.cuda.memory_stats: allocated/active/requested bytes
 // per live block, reserved bytes per driver segment, exact at every moment.
