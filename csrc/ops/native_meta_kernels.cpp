@@ -1,5 +1,6 @@
 #include "ops/native_meta_kernels.h"
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/ops/_log_softmax_backward_data_meta_dispatch.h>
 #include <ATen/ops/_log_softmax_meta_dispatch.h>
 #include <ATen/ops/_softmax_backward_data_meta_dispatch.h>
@@ -21,6 +22,9 @@
 #include <ATen/ops/cos_meta_dispatch.h>
 #include <ATen/ops/cumsum_meta_dispatch.h>
 #include <ATen/ops/div_meta_dispatch.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_permuted.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/eq_meta_dispatch.h>
 #include <ATen/ops/erf_meta_dispatch.h>
 #include <ATen/ops/exp_meta_dispatch.h>
@@ -195,11 +199,80 @@ std::vector<Entry> entries() {
 
 #undef AXON_META
 
+// ---- operators whose only meta kernel is Python -------------------------
+//
+// C++ transcriptions of torch._meta_registrations' kernels for the hot ones:
+// the same outputs, without Python at every new shape (CPU attention's meta
+// kernel cost about 80 us a call, at every decoding step). They check nothing
+// the Python kernels do not; a layout they get wrong is caught as any meta
+// kernel's is, by the CPU reference run of each layout class
+// (shape_inference.h).
+
+// The dtype the CPU computes reduced-precision dtypes in.
+at::ScalarType computation_dtype(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kBFloat16:
+    case at::kHalf:
+      return at::kFloat;
+    case at::kComplexHalf:
+      return at::kComplexFloat;
+    default:
+      return dtype;
+  }
+}
+
+// torch.empty_like for strided tensors, without the dispatcher (whose Meta
+// kernel for it is Python too): the tensor's own strides where it is dense,
+// else dense strides in the same order.
+Tensor dense_like(const Tensor& tensor) {
+  if (tensor.is_non_overlapping_and_dense()) {
+    return at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options());
+  }
+  return at::empty_strided(tensor.sizes(), at::infer_dense_strides(tensor.sizes(), tensor.strides()), tensor.options());
+}
+
+// (output, logsumexp): the output laid out like the query, logsumexp
+// [batch, heads, query length] over a [batch, query length, heads] buffer.
+std::tuple<Tensor, Tensor> cpu_flash_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                               double dropout_p, bool is_causal,
+                                               const std::optional<Tensor>& attention_mask,
+                                               std::optional<double> scale) {
+  Tensor attention = dense_like(query);
+  Tensor logsumexp = at::empty({query.size(0), query.size(2), query.size(1)},
+                               query.options().dtype(computation_dtype(query.scalar_type())))
+                         .transpose(1, 2);
+  return {attention, logsumexp};
+}
+
+// Gradients laid out [batch, length, heads, head size], as the CPU kernel writes them.
+std::tuple<Tensor, Tensor, Tensor> cpu_flash_attention_backward(const Tensor& grad_output, const Tensor& query,
+                                                                const Tensor& key, const Tensor& value,
+                                                                const Tensor& output, const Tensor& logsumexp,
+                                                                double dropout_p, bool is_causal,
+                                                                const std::optional<Tensor>& attention_mask,
+                                                                std::optional<double> scale) {
+  const auto gradient_like = [](const Tensor& input) {
+    return at::empty_permuted(input.sizes(), {0, 2, 1, 3}, input.options());
+  };
+  return {gradient_like(query), gradient_like(key), gradient_like(value)};
+}
+
+std::vector<Entry> transcribed_entries() {
+  return {
+      Entry{"aten::_scaled_dot_product_flash_attention_for_cpu", "",
+            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_flash_attention))},
+      Entry{"aten::_scaled_dot_product_flash_attention_for_cpu_backward", "",
+            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_flash_attention_backward))},
+  };
+}
+
 using Table = std::unordered_map<const c10::FunctionSchema*, c10::KernelFunction>;
 
 Table build_table() {
   Table table;
-  for (Entry& entry : entries()) {
+  std::vector<Entry> all = entries();
+  for (Entry& entry : transcribed_entries()) all.push_back(std::move(entry));
+  for (Entry& entry : all) {
     const auto op = c10::Dispatcher::singleton().findSchema({entry.name, entry.overload});
     if (op.has_value()) table.emplace(&op->schema(), std::move(entry.kernel));
   }

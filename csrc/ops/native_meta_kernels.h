@@ -9,7 +9,9 @@
 // reference implementation, paid at every new call shape (a KV cache grows
 // every decoding step). The C++ functions stay callable as at::meta::*; this
 // table hands them to shape inference as boxed kernels. Being the CPU's own
-// checks, they also raise the CPU's errors word for word.
+// checks, they also raise the CPU's errors word for word. A few hot operators
+// whose only meta kernel is Python (CPU attention forward and backward) get
+// C++ transcriptions of it.
 #pragma once
 
 #include <ATen/core/boxing/KernelFunction.h>
