@@ -143,7 +143,7 @@ def _python_calls_during(function):
     return calls
 
 
-@pytest.mark.parametrize("operator", ["cat", "mm", "add", "softmax", "attention"])
+@pytest.mark.parametrize("operator", ["cat", "mm", "add", "softmax", "attention", "layer_norm"])
 def test_new_shapes_infer_outputs_with_the_cpus_cpp_meta_kernels(operator):
     # torch._meta_registrations (imported by torch._dynamo and transformers) puts Python meta kernels over
     # the C++ ones; through them a new shape of torch.cat cost about 200 us (a KV cache grows every step).
@@ -155,16 +155,19 @@ def test_new_shapes_infer_outputs_with_the_cpus_cpp_meta_kernels(operator):
         "add": lambda n: (torch.ones(n, 5, device="axon"), torch.ones(5, device="axon")),
         "softmax": lambda n: (torch.ones(2, n, device="axon"), -1),
         "attention": lambda n: tuple(torch.rand(1, 2, length, 8, device="axon") for length in (1, n, n)),
+        "layer_norm": lambda n: (torch.ones(2, n, 8, device="axon"), (8,)),
     }[operator]
     function = {"cat": torch.cat, "mm": torch.mm, "add": torch.add, "softmax": torch.softmax,
-                "attention": torch.nn.functional.scaled_dot_product_attention}[operator]
+                "attention": torch.nn.functional.scaled_dot_product_attention,
+                "layer_norm": torch.nn.functional.layer_norm}[operator]
     for n in (3, 4, 5):  # the first calls prove the layout class
         function(*inputs(n))
     arguments = inputs(40)
     result = []
     calls = _python_calls_during(lambda: result.append(function(*arguments)))
     assert calls == [], calls
-    expected = {"cat": (1, 41, 8), "mm": (40, 3), "add": (40, 5), "softmax": (2, 40), "attention": (1, 2, 1, 8)}[
+    expected = {"cat": (1, 41, 8), "mm": (40, 3), "add": (40, 5), "softmax": (2, 40), "attention": (1, 2, 1, 8),
+                "layer_norm": (2, 40, 8)}[
         operator]
     assert tuple(result[0].shape) == expected
     cpu_arguments = [[t.cpu() for t in a] if isinstance(a, list) else a.cpu() if isinstance(a, torch.Tensor) else a
@@ -201,3 +204,39 @@ def test_a_cpp_meta_kernel_raises_the_cpus_error_word_for_word():
         if device == "cpu":
             cpu_message = str(raised.value)
     assert str(raised.value) == cpu_message
+
+
+@pytest.mark.parametrize("case", ["contiguous", "transposed", "sliced", "mixed dtypes", "bfloat16"])
+def test_layer_norm_at_new_sizes_has_the_cpus_layouts_and_values(case):
+    import torch._meta_registrations  # noqa: F401
+
+    def arguments(rows, device):
+        torch.manual_seed(rows)
+        dtype = torch.bfloat16 if case in ("mixed dtypes", "bfloat16") else torch.float32
+        x = {"contiguous": lambda: torch.randn(2, rows, 8),
+             "transposed": lambda: torch.randn(8, rows, 2).transpose(0, 2),
+             "sliced": lambda: torch.randn(2, rows, 16)[..., ::2]}.get(case, lambda: torch.randn(2, rows, 8))()
+        weight_dtype = torch.float32 if case == "mixed dtypes" else dtype
+        weight, bias = (torch.randn(8).to(device, weight_dtype) for _ in range(2))
+        return x.to(device, dtype), [8], weight, bias
+
+    for rows in (3, 4, 5, 40):
+        results = torch.ops.aten.native_layer_norm(*arguments(rows, "axon"), 1e-5)
+        expected = torch.ops.aten.native_layer_norm(*arguments(rows, "cpu"), 1e-5)
+        for result, cpu in zip(results, expected):
+            assert (result.shape, result.stride(), result.dtype) == (cpu.shape, cpu.stride(), cpu.dtype)
+            torch.testing.assert_close(result.cpu(), cpu)
+
+
+def test_layer_norm_at_a_new_size_raises_the_cpus_error_at_the_call():
+    import torch._meta_registrations  # noqa: F401
+
+    for rows in (3, 4, 5):
+        torch.nn.functional.layer_norm(torch.ones(2, rows, 8, device="axon"), (8,))
+    messages = []
+    for device in ("cpu", "axon"):
+        with pytest.raises(RuntimeError) as raised:
+            torch.ops.aten.native_layer_norm(torch.ones(2, 41, 8, device=device), [8], torch.ones(7, device=device),
+                                             None, 1e-5)
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]

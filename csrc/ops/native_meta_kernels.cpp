@@ -1,6 +1,8 @@
 #include "ops/native_meta_kernels.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/native/cpu/mixed_data_type.h>
+#include <ATen/native/layer_norm.h>
 #include <ATen/ops/_log_softmax_backward_data_meta_dispatch.h>
 #include <ATen/ops/_log_softmax_meta_dispatch.h>
 #include <ATen/ops/_softmax_backward_data_meta_dispatch.h>
@@ -62,6 +64,7 @@
 #include <ATen/ops/tril_meta_dispatch.h>
 #include <ATen/ops/triu_meta_dispatch.h>
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -257,12 +260,34 @@ std::tuple<Tensor, Tensor, Tensor> cpu_flash_attention_backward(const Tensor& gr
   return {gradient_like(query), gradient_like(key), gradient_like(value)};
 }
 
+// native_layer_norm as the CPU kernel lays it out, which torch._refs' version
+// (an elementwise program that keeps the input's stride order) does not: the
+// output contiguous, mean and rstd contiguous over the input's leading
+// dimensions with ones for the normalized ones, in float for a reduced-
+// precision input with float parameters. The checks are the CPU kernel's own.
+std::tuple<Tensor, Tensor, Tensor> cpu_layer_norm(const Tensor& input, c10::SymIntArrayRef normalized_shape,
+                                                  const std::optional<Tensor>& weight_argument,
+                                                  const std::optional<Tensor>& bias_argument, double eps) {
+  const Tensor weight = weight_argument.value_or(Tensor());
+  const Tensor bias = bias_argument.value_or(Tensor());
+  const c10::IntArrayRef normalized = C10_AS_INTARRAYREF_SLOW(normalized_shape);
+  at::native::_check_layer_norm_inputs(input, normalized, weight, bias);
+  const bool mixed = at::native::is_mixed_type(input, weight, bias);
+  if (mixed) at::native::check_mixed_data_type(input, weight, bias);
+  std::vector<int64_t> statistics_shape(input.sizes().begin(), input.sizes().end());
+  std::fill(statistics_shape.end() - static_cast<std::ptrdiff_t>(normalized.size()), statistics_shape.end(), 1);
+  const auto statistics_options = input.options().dtype(at::native::param_scalar_type(input, mixed));
+  return {at::empty(input.sizes(), input.options()), at::empty(statistics_shape, statistics_options),
+          at::empty(statistics_shape, statistics_options)};
+}
+
 std::vector<Entry> transcribed_entries() {
   return {
       Entry{"aten::_scaled_dot_product_flash_attention_for_cpu", "",
             c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_flash_attention))},
       Entry{"aten::_scaled_dot_product_flash_attention_for_cpu_backward", "",
             c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_flash_attention_backward))},
+      Entry{"aten::native_layer_norm", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_layer_norm))},
   };
 }
 

@@ -10,7 +10,8 @@
 // every decoding step). The C++ functions stay callable as at::meta::*; this
 // table hands them to shape inference as boxed kernels. Being the CPU's own
 // checks, they also raise the CPU's errors word for word. A few hot operators
-// whose only meta kernel is Python (CPU attention forward and backward) get
+// whose only meta kernel is Python (CPU attention forward and backward,
+// native_layer_norm) get
 // C++ transcriptions of it.
 #pragma once
 

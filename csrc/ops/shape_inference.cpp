@@ -54,6 +54,7 @@ class KeyBuilder {
   // `sizes_free`: describe each tensor by its layout class instead of its
   // sizes and strides (see shape_inference.h).
   explicit KeyBuilder(const c10::OperatorHandle& op, bool sizes_free = false) : sizes_free_(sizes_free) {
+    words_.reserve(64);  // a binary operator's key is about 30 words: one allocation, no regrowth
     words_.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(&op.schema())));
     // Global state that decides result dtypes (int / int -> default dtype).
     words_.push_back(static_cast<int64_t>(c10::typeMetaToScalarType(c10::get_default_dtype())));
