@@ -143,7 +143,8 @@ def _python_calls_during(function):
     return calls
 
 
-@pytest.mark.parametrize("operator", ["cat", "mm", "add", "softmax", "attention", "layer_norm"])
+@pytest.mark.parametrize("operator",
+                         ["cat", "mm", "add", "softmax", "attention", "layer_norm", "ones", "zero_", "embedding"])
 def test_new_shapes_infer_outputs_with_the_cpus_cpp_meta_kernels(operator):
     # torch._meta_registrations (imported by torch._dynamo and transformers) puts Python meta kernels over
     # the C++ ones; through them a new shape of torch.cat cost about 200 us (a KV cache grows every step).
@@ -156,10 +157,15 @@ def test_new_shapes_infer_outputs_with_the_cpus_cpp_meta_kernels(operator):
         "softmax": lambda n: (torch.ones(2, n, device="axon"), -1),
         "attention": lambda n: tuple(torch.rand(1, 2, length, 8, device="axon") for length in (1, n, n)),
         "layer_norm": lambda n: (torch.ones(2, n, 8, device="axon"), (8,)),
+        "ones": lambda n: (torch.empty(n, 8, device="axon"),),
+        "zero_": lambda n: (torch.ones(n, 8, device="axon"),),
+        "embedding": lambda n: (torch.arange(n, device="axon") % 5, torch.ones(5, 3, device="axon")),
     }[operator]
     function = {"cat": torch.cat, "mm": torch.mm, "add": torch.add, "softmax": torch.softmax,
                 "attention": torch.nn.functional.scaled_dot_product_attention,
-                "layer_norm": torch.nn.functional.layer_norm}[operator]
+                "layer_norm": torch.nn.functional.layer_norm,
+                "ones": lambda like: torch.ones(like.shape, device=like.device),
+                "zero_": torch.Tensor.zero_, "embedding": torch.nn.functional.embedding}[operator]
     for n in (3, 4, 5):  # the first calls prove the layout class
         function(*inputs(n))
     arguments = inputs(40)
@@ -167,7 +173,7 @@ def test_new_shapes_infer_outputs_with_the_cpus_cpp_meta_kernels(operator):
     calls = _python_calls_during(lambda: result.append(function(*arguments)))
     assert calls == [], calls
     expected = {"cat": (1, 41, 8), "mm": (40, 3), "add": (40, 5), "softmax": (2, 40), "attention": (1, 2, 1, 8),
-                "layer_norm": (2, 40, 8)}[
+                "layer_norm": (2, 40, 8), "ones": (40, 8), "zero_": (40, 8), "embedding": (40, 3)}[
         operator]
     assert tuple(result[0].shape) == expected
     cpu_arguments = [[t.cpu() for t in a] if isinstance(a, list) else a.cpu() if isinstance(a, torch.Tensor) else a

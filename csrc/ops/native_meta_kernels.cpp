@@ -1,6 +1,7 @@
 #include "ops/native_meta_kernels.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/native/cpu/mixed_data_type.h>
 #include <ATen/native/layer_norm.h>
 #include <ATen/ops/_log_softmax_backward_data_meta_dispatch.h>
@@ -281,6 +282,19 @@ std::tuple<Tensor, Tensor, Tensor> cpu_layer_norm(const Tensor& input, c10::SymI
           at::empty(statistics_shape, statistics_options)};
 }
 
+// In-place fills leave their tensor as it is (fill_.Scalar, zero_).
+Tensor& fill_with_scalar(Tensor& self, const Scalar& value) { return self; }
+Tensor& zero(Tensor& self) { return self; }
+
+// index_select: the input's sizes with the indexed dimension as long as the
+// index, contiguous (embedding runs through it, at every new token count).
+// The dimension is wrapped with the CPU's check and message.
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
+  if (self.dim() > 0) sizes[static_cast<size_t>(at::maybe_wrap_dim(dim, self.dim()))] = index.numel();
+  return at::empty(sizes, self.options());
+}
+
 std::vector<Entry> transcribed_entries() {
   return {
       Entry{"aten::_scaled_dot_product_flash_attention_for_cpu", "",
@@ -288,6 +302,9 @@ std::vector<Entry> transcribed_entries() {
       Entry{"aten::_scaled_dot_product_flash_attention_for_cpu_backward", "",
             c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_flash_attention_backward))},
       Entry{"aten::native_layer_norm", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_layer_norm))},
+      Entry{"aten::fill_", "Scalar", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(fill_with_scalar))},
+      Entry{"aten::zero_", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(zero))},
+      Entry{"aten::index_select", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(index_select))},
   };
 }
 
