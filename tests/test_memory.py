@@ -143,15 +143,17 @@ def test_a_size_class_that_does_not_fit_falls_back_to_the_exact_size():
     result = run_python(
         """
         import torch
-        y = torch.empty(58 * 2**20, dtype=torch.uint8, device="axon")  # its class, 64 MiB, exceeds the device
+        for _ in range(3):  # the exact-size block, once freed, serves the same request again
+            y = torch.empty(58 * 2**20, dtype=torch.uint8, device="axon")  # its class, 64 MiB, exceeds the device
+            del y
         stats = torch.axon.memory_stats()
-        print(stats["num_ooms"], torch.axon.memory_reserved())
+        print(stats["num_ooms"], stats["num_alloc_retries"], stats["num_device_alloc"], torch.axon.memory_reserved())
         """,
         env={"AXON_DEVICE_MEMORY": "60MiB"},
     )
     assert result.returncode == 0, result.stderr
-    ooms, reserved = result.stdout.split()
-    assert (ooms, int(reserved)) == ("0", 58 * MiB)
+    ooms, retries, segments, reserved = result.stdout.split()
+    assert (ooms, retries, segments, int(reserved)) == ("0", "0", "1", 58 * MiB)
 
 
 def test_statistics_stay_exact_when_cached_blocks_are_larger_than_requested():

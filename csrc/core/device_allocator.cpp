@@ -90,7 +90,10 @@ class DeviceCache {
     const size_t size = round_size(requested);
     std::lock_guard<std::mutex> lock(mutex_);
     collect_finished_events();
-    Block* block = take_cached(size, stream_id);
+    // Any idle block of the stream that holds the request and wastes at most a
+    // quarter of it (or is no larger than its class): a block allocated at the
+    // exact size because its class did not fit serves the same request again.
+    Block* block = take_cached(exact_size(requested), std::max(size, requested + requested / 4), stream_id);
     if (block == nullptr) {
       block = allocate_segment(size, requested, stream_id, context);
     }
@@ -314,11 +317,12 @@ class DeviceCache {
     });
   }
 
-  // Best fit among blocks last used by `stream_id`, wasting at most a quarter.
-  Block* take_cached(size_t size, c10::StreamId stream_id) {
-    Block key{device_, nullptr, size, 0, stream_id, {}, 0};
+  // Best fit among blocks last used by `stream_id`: the smallest of at least
+  // `smallest` bytes, if it has at most `largest`.
+  Block* take_cached(size_t smallest, size_t largest, c10::StreamId stream_id) {
+    Block key{device_, nullptr, smallest, 0, stream_id, {}, 0};
     auto it = free_blocks_.lower_bound(&key);
-    if (it == free_blocks_.end() || (*it)->stream_id != stream_id || (*it)->size > size + size / 4) {
+    if (it == free_blocks_.end() || (*it)->stream_id != stream_id || (*it)->size > largest) {
       return nullptr;
     }
     Block* block = *it;
@@ -334,30 +338,29 @@ class DeviceCache {
 
   Block* allocate_segment(size_t size, size_t requested, c10::StreamId stream_id,
                           const std::shared_ptr<c10::GatheredContext>& context) {
-    // A size class's rounding never causes an out-of-memory error: where the
-    // class does not fit, the request rounded to kRounding may.
-    const size_t smallest = std::min(size, exact_size(requested));
-    if (!within_fraction(size)) {
-      if (!free_blocks_.empty()) {
+    // Cheapest first: the size class; the exact size, where only the class's
+    // rounding is in the way (so rounding never causes an out-of-memory error
+    // nor a release of the cache); then, after releasing the cache (a device
+    // synchronization), the class and the exact size again.
+    const size_t exact = std::min(size, exact_size(requested));
+    void* ptr = nullptr;
+    axon_status status = AXON_ERROR_OUT_OF_MEMORY;
+    for (const bool after_release : {false, true}) {
+      if (after_release) {
+        if (free_blocks_.empty()) break;
         stats_.num_alloc_retries += 1;
         release_cached_blocks();
       }
-      if (!within_fraction(size)) size = smallest;
-      if (!within_fraction(size)) {
-        stats_.num_ooms += 1;
-        throw_out_of_memory(requested, stream_id, context);
+      for (const size_t candidate : {size, exact}) {
+        if (!within_fraction(candidate)) continue;
+        status = axon_memory_allocate(device_, candidate, &ptr);
+        if (status != AXON_ERROR_OUT_OF_MEMORY) {
+          size = candidate;
+          break;
+        }
+        if (candidate == exact) break;  // the class was the exact size
       }
-    }
-    void* ptr = nullptr;
-    axon_status status = axon_memory_allocate(device_, size, &ptr);
-    if (status == AXON_ERROR_OUT_OF_MEMORY && !free_blocks_.empty()) {
-      stats_.num_alloc_retries += 1;
-      release_cached_blocks();
-      status = axon_memory_allocate(device_, size, &ptr);
-    }
-    if (status == AXON_ERROR_OUT_OF_MEMORY && size > smallest) {
-      size = smallest;
-      status = axon_memory_allocate(device_, size, &ptr);
+      if (status != AXON_ERROR_OUT_OF_MEMORY) break;
     }
     if (status == AXON_ERROR_OUT_OF_MEMORY) {
       stats_.num_ooms += 1;

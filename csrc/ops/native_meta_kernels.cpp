@@ -272,9 +272,10 @@ std::tuple<Tensor, Tensor, Tensor> cpu_layer_norm(const Tensor& input, c10::SymI
   const Tensor weight = weight_argument.value_or(Tensor());
   const Tensor bias = bias_argument.value_or(Tensor());
   const c10::IntArrayRef normalized = C10_AS_INTARRAYREF_SLOW(normalized_shape);
-  at::native::_check_layer_norm_inputs(input, normalized, weight, bias);
+  // In the CPU kernel's order, so a call wrong in both ways gets its error.
   const bool mixed = at::native::is_mixed_type(input, weight, bias);
   if (mixed) at::native::check_mixed_data_type(input, weight, bias);
+  at::native::_check_layer_norm_inputs(input, normalized, weight, bias);
   std::vector<int64_t> statistics_shape(input.sizes().begin(), input.sizes().end());
   std::fill(statistics_shape.end() - static_cast<std::ptrdiff_t>(normalized.size()), statistics_shape.end(), 1);
   const auto statistics_options = input.options().dtype(at::native::param_scalar_type(input, mixed));
