@@ -1,18 +1,15 @@
 #include "host_execution/stream_kernel.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/empty_strided.h>
 
 #include <algorithm>
 
 #include "compiled_execution/compiled_kernel.h"
 #include "core/check.h"
 #include "core/device.h"
-#include "core/device_allocator.h"
 #include "core/generator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
@@ -21,6 +18,7 @@
 #include "ops/argument_tensors.h"
 #include "ops/operator_plan.h"
 #include "ops/shape_inference.h"
+#include "ops/tensor_factories.h"
 
 namespace axon {
 namespace {
@@ -81,22 +79,21 @@ void move_host_indices(torch::jit::Stack& stack, size_t num_args, int index_argu
   });
 }
 
-// Straight from the caching allocator on the current (guarded) device, not through the
-// dispatcher: an output is allocated on every call, and the dispatcher's
-// round trip through empty_strided cost a tenth of a tiny operator's time.
-at::Tensor allocate_like_meta(const at::Tensor& meta) {
+// axon's empty_strided called directly, not through the dispatcher: an
+// output is allocated on every call, and the dispatcher's round trip cost a
+// tenth of a tiny operator's time.
+at::Tensor allocate_like_meta(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) return at::Tensor();  // e.g. a gradient output_mask left out
-  return at::detail::empty_strided_generic(meta.sizes(), meta.strides(), device_allocator(),
-                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), meta.scalar_type());
+  return axon::empty_strided(meta.sizes(), meta.strides(), meta.scalar_type(), c10::kStrided, device, false);
 }
 
-c10::IValue allocate_like_meta_ivalue(const c10::IValue& meta) {
+c10::IValue allocate_like_meta_ivalue(const c10::IValue& meta, c10::Device device) {
   if (meta.isTensor()) {
-    return allocate_like_meta(meta.toTensor());
+    return allocate_like_meta(meta.toTensor(), device);
   }
   TORCH_INTERNAL_ASSERT(meta.isTensorList(), "[axon] unexpected meta result ", meta.tagKind());
   c10::List<at::Tensor> list;
-  for (const at::Tensor& tensor : meta.toTensorList()) list.push_back(allocate_like_meta(tensor));
+  for (const at::Tensor& tensor : meta.toTensorList()) list.push_back(allocate_like_meta(tensor, device));
   return list;
 }
 
@@ -319,7 +316,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   results.reserve(plan.return_argument.size());
   for (size_t i = 0; i < plan.return_argument.size(); ++i) {
     const int aliased = plan.return_argument[i];
-    results.push_back(aliased >= 0 ? args[aliased] : allocate_like_meta_ivalue(outcome->returns[i]));
+    results.push_back(aliased >= 0 ? args[aliased] : allocate_like_meta_ivalue(outcome->returns[i], device));
   }
   for (size_t i = 0; i < num_args; ++i) {
     if (plan.argument_is_mutable[i]) {

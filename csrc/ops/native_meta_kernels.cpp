@@ -1,6 +1,5 @@
 #include "ops/native_meta_kernels.h"
 
-#include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/cpu/mixed_data_type.h>
 #include <ATen/native/layer_norm.h>
@@ -26,8 +25,8 @@
 #include <ATen/ops/cumsum_meta_dispatch.h>
 #include <ATen/ops/div_meta_dispatch.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like_native.h>
 #include <ATen/ops/empty_permuted.h>
-#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/eq_meta_dispatch.h>
 #include <ATen/ops/erf_meta_dispatch.h>
 #include <ATen/ops/exp_meta_dispatch.h>
@@ -225,23 +224,14 @@ at::ScalarType computation_dtype(at::ScalarType dtype) {
   }
 }
 
-// torch.empty_like for strided tensors, without the dispatcher (whose Meta
-// kernel for it is Python too): the tensor's own strides where it is dense,
-// else dense strides in the same order.
-Tensor dense_like(const Tensor& tensor) {
-  if (tensor.is_non_overlapping_and_dense()) {
-    return at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options());
-  }
-  return at::empty_strided(tensor.sizes(), at::infer_dense_strides(tensor.sizes(), tensor.strides()), tensor.options());
-}
-
 // (output, logsumexp): the output laid out like the query, logsumexp
 // [batch, heads, query length] over a [batch, query length, heads] buffer.
 std::tuple<Tensor, Tensor> cpu_flash_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                                double dropout_p, bool is_causal,
                                                const std::optional<Tensor>& attention_mask,
                                                std::optional<double> scale) {
-  Tensor attention = dense_like(query);
+  // ATen's own empty_like called directly: through the dispatcher its Meta kernel is Python too.
+  Tensor attention = at::native::empty_like(query);
   Tensor logsumexp = at::empty({query.size(0), query.size(2), query.size(1)},
                                query.options().dtype(computation_dtype(query.scalar_type())))
                          .transpose(1, 2);
