@@ -1,6 +1,11 @@
 #include "ops/native_meta_kernels.h"
 
+#include <ATen/Dispatch.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/TensorIterator.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/RangeUtils.h>
 #include <ATen/native/cpu/mixed_data_type.h>
 #include <ATen/native/layer_norm.h>
 #include <ATen/ops/_log_softmax_backward_data_meta_dispatch.h>
@@ -11,63 +16,94 @@
 #include <ATen/ops/addcdiv_meta_dispatch.h>
 #include <ATen/ops/addcmul_meta_dispatch.h>
 #include <ATen/ops/addmm_meta_dispatch.h>
+#include <ATen/ops/all_meta_dispatch.h>
 #include <ATen/ops/amax_meta_dispatch.h>
+#include <ATen/ops/any_meta_dispatch.h>
 #include <ATen/ops/argmax_meta_dispatch.h>
+#include <ATen/ops/argmin_meta_dispatch.h>
+#include <ATen/ops/atan2_meta_dispatch.h>
 #include <ATen/ops/baddbmm_meta_dispatch.h>
 #include <ATen/ops/bitwise_and_meta_dispatch.h>
 #include <ATen/ops/bitwise_not_meta_dispatch.h>
 #include <ATen/ops/bitwise_or_meta_dispatch.h>
 #include <ATen/ops/bmm_meta_dispatch.h>
 #include <ATen/ops/cat_meta_dispatch.h>
+#include <ATen/ops/ceil_meta_dispatch.h>
+#include <ATen/ops/clamp_max_meta_dispatch.h>
 #include <ATen/ops/clamp_meta_dispatch.h>
 #include <ATen/ops/clamp_min_meta_dispatch.h>
 #include <ATen/ops/cos_meta_dispatch.h>
 #include <ATen/ops/cumsum_meta_dispatch.h>
 #include <ATen/ops/div_meta_dispatch.h>
+#include <ATen/ops/elu_meta_dispatch.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like_native.h>
 #include <ATen/ops/empty_permuted.h>
 #include <ATen/ops/eq_meta_dispatch.h>
 #include <ATen/ops/erf_meta_dispatch.h>
+#include <ATen/ops/exp2_meta_dispatch.h>
 #include <ATen/ops/exp_meta_dispatch.h>
+#include <ATen/ops/expm1_meta_dispatch.h>
+#include <ATen/ops/floor_meta_dispatch.h>
+#include <ATen/ops/fmod_meta_dispatch.h>
 #include <ATen/ops/gather_meta_dispatch.h>
 #include <ATen/ops/ge_meta_dispatch.h>
 #include <ATen/ops/gelu_backward_meta_dispatch.h>
 #include <ATen/ops/gelu_meta_dispatch.h>
 #include <ATen/ops/gt_meta_dispatch.h>
+#include <ATen/ops/hardsigmoid_meta_dispatch.h>
+#include <ATen/ops/index_meta_dispatch.h>
 #include <ATen/ops/isin_meta_dispatch.h>
 #include <ATen/ops/le_meta_dispatch.h>
+#include <ATen/ops/leaky_relu_meta_dispatch.h>
+#include <ATen/ops/lerp_meta_dispatch.h>
+#include <ATen/ops/log1p_meta_dispatch.h>
+#include <ATen/ops/log2_meta_dispatch.h>
 #include <ATen/ops/log_meta_dispatch.h>
 #include <ATen/ops/lt_meta_dispatch.h>
 #include <ATen/ops/max_meta_dispatch.h>
 #include <ATen/ops/maximum_meta_dispatch.h>
 #include <ATen/ops/mean_meta_dispatch.h>
+#include <ATen/ops/min_meta_dispatch.h>
 #include <ATen/ops/minimum_meta_dispatch.h>
+#include <ATen/ops/mish_meta_dispatch.h>
 #include <ATen/ops/mm_meta_dispatch.h>
 #include <ATen/ops/mul_meta_dispatch.h>
 #include <ATen/ops/ne_meta_dispatch.h>
 #include <ATen/ops/neg_meta_dispatch.h>
+#include <ATen/ops/norm_meta_dispatch.h>
 #include <ATen/ops/pow_meta_dispatch.h>
+#include <ATen/ops/prod_meta_dispatch.h>
 #include <ATen/ops/reciprocal_meta_dispatch.h>
+#include <ATen/ops/remainder_meta_dispatch.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/round_meta_dispatch.h>
 #include <ATen/ops/rsqrt_meta_dispatch.h>
+#include <ATen/ops/sgn_meta_dispatch.h>
 #include <ATen/ops/sigmoid_backward_meta_dispatch.h>
 #include <ATen/ops/sigmoid_meta_dispatch.h>
+#include <ATen/ops/sign_meta_dispatch.h>
 #include <ATen/ops/silu_backward_meta_dispatch.h>
 #include <ATen/ops/silu_meta_dispatch.h>
 #include <ATen/ops/sin_meta_dispatch.h>
+#include <ATen/ops/softplus_meta_dispatch.h>
+#include <ATen/ops/sort_meta_dispatch.h>
 #include <ATen/ops/sqrt_meta_dispatch.h>
 #include <ATen/ops/sub_meta_dispatch.h>
 #include <ATen/ops/sum_meta_dispatch.h>
 #include <ATen/ops/tanh_backward_meta_dispatch.h>
 #include <ATen/ops/tanh_meta_dispatch.h>
 #include <ATen/ops/threshold_backward_meta_dispatch.h>
+#include <ATen/ops/topk_meta_dispatch.h>
 #include <ATen/ops/tril_meta_dispatch.h>
 #include <ATen/ops/triu_meta_dispatch.h>
+#include <ATen/ops/trunc_meta_dispatch.h>
 
 #include <algorithm>
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -101,6 +137,7 @@ using BinaryInPlace = Tensor&(Tensor&, const Tensor&);
 using BinaryAlpha = Tensor(const Tensor&, const Tensor&, const Scalar&);
 using BinaryAlphaInPlace = Tensor&(Tensor&, const Tensor&, const Scalar&);
 using WithScalar = Tensor(const Tensor&, const Scalar&);
+using WithTensorAndScalar = Tensor(const Tensor&, const Tensor&, const Scalar&);
 using WithScalarInPlace = Tensor&(Tensor&, const Scalar&);
 using Ternary = Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&);
 using TernaryInPlace = Tensor&(Tensor&, const Tensor&, const Tensor&, const Scalar&);
@@ -112,6 +149,8 @@ using Reduction = Tensor(const Tensor&, OptionalDims, bool, OptionalDtype);
 using Diagonal = Tensor(const Tensor&, int64_t);
 using DiagonalInPlace = Tensor&(Tensor&, int64_t);
 using ValuesAndIndices = std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool);
+using Sort = std::tuple<Tensor, Tensor>(const Tensor&, std::optional<bool>, int64_t, bool);
+using TopK = std::tuple<Tensor, Tensor>(const Tensor&, c10::SymInt, int64_t, bool, bool);
 
 std::vector<Entry> entries() {
   return {
@@ -170,6 +209,29 @@ std::vector<Entry> entries() {
       AXON_META("aten::clamp", "", Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&),
                 clamp),
       AXON_META("aten::clamp_min", "", WithScalar, clamp_min),
+      AXON_META("aten::clamp_max", "", WithScalar, clamp_max),
+      AXON_META("aten::clamp_max", "Tensor", Binary, clamp_max),
+      AXON_META("aten::remainder", "Tensor", Binary, remainder),
+      AXON_META("aten::fmod", "Tensor", Binary, fmod),
+      AXON_META("aten::atan2", "", Binary, atan2),
+      AXON_META("aten::lerp", "Scalar", WithTensorAndScalar, lerp),
+      AXON_META("aten::lerp", "Tensor", Tensor(const Tensor&, const Tensor&, const Tensor&), lerp),
+      AXON_META("aten::sign", "", Unary, sign),
+      AXON_META("aten::sgn", "", Unary, sgn),
+      AXON_META("aten::floor", "", Unary, floor),
+      AXON_META("aten::ceil", "", Unary, ceil),
+      AXON_META("aten::round", "", Unary, round),
+      AXON_META("aten::round", "decimals", Diagonal, round),
+      AXON_META("aten::trunc", "", Unary, trunc),
+      AXON_META("aten::exp2", "", Unary, exp2),
+      AXON_META("aten::log2", "", Unary, log2),
+      AXON_META("aten::log1p", "", Unary, log1p),
+      AXON_META("aten::expm1", "", Unary, expm1),
+      AXON_META("aten::hardsigmoid", "", Unary, hardsigmoid),
+      AXON_META("aten::mish", "", Unary, mish),
+      AXON_META("aten::leaky_relu", "", WithScalar, leaky_relu),
+      AXON_META("aten::softplus", "", Tensor(const Tensor&, const Scalar&, const Scalar&), softplus),
+      AXON_META("aten::elu", "", Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&), elu),
       AXON_META("aten::addcmul", "", Ternary, addcmul),
       AXON_META("aten::addcmul_", "", TernaryInPlace, addcmul_),
       AXON_META("aten::addcdiv", "", Ternary, addcdiv),
@@ -189,6 +251,20 @@ std::vector<Entry> entries() {
       AXON_META("aten::amax", "", Tensor(const Tensor&, at::IntArrayRef, bool), amax),
       AXON_META("aten::argmax", "", Tensor(const Tensor&, std::optional<int64_t>, bool), argmax),
       AXON_META("aten::max", "dim", ValuesAndIndices, max),
+      AXON_META("aten::min", "dim", ValuesAndIndices, min),
+      AXON_META("aten::argmin", "", Tensor(const Tensor&, std::optional<int64_t>, bool), argmin),
+      AXON_META("aten::any", "", Unary, any),
+      AXON_META("aten::any", "dim", Tensor(const Tensor&, int64_t, bool), any),
+      AXON_META("aten::any", "dims", Tensor(const Tensor&, OptionalDims, bool), any),
+      AXON_META("aten::all", "", Unary, all),
+      AXON_META("aten::all", "dim", Tensor(const Tensor&, int64_t, bool), all),
+      AXON_META("aten::all", "dims", Tensor(const Tensor&, OptionalDims, bool), all),
+      AXON_META("aten::sort", "stable", Sort, sort),
+      AXON_META("aten::topk", "", TopK, topk_symint),
+      AXON_META("aten::index", "Tensor", Tensor(const Tensor&, const c10::List<std::optional<Tensor>>&), index),
+      AXON_META("aten::prod", "dim_int", Tensor(const Tensor&, int64_t, bool, OptionalDtype), prod),
+      AXON_META("aten::norm", "ScalarOpt_dim",
+                Tensor(const Tensor&, const std::optional<Scalar>&, at::IntArrayRef, bool), norm),
       AXON_META("aten::cumsum", "", Tensor(const Tensor&, int64_t, OptionalDtype), cumsum),
       AXON_META("aten::cat", "", Tensor(const at::ITensorListRef&, int64_t), cat),
       AXON_META("aten::gather", "", Tensor(const Tensor&, int64_t, const Tensor&, bool), gather),
@@ -286,6 +362,89 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return at::empty(sizes, self.options());
 }
 
+// The output of a TensorIterator over `inputs` into a fresh `dtype` tensor:
+// the layout the CPU kernels built on one (logical_not, where) give. The
+// iterator's layout rules do not depend on the device, so it runs on the meta
+// tensors themselves.
+Tensor iterator_output(std::initializer_list<Tensor> inputs, at::ScalarType dtype) {
+  Tensor output = at::empty({0}, inputs.begin()->options().dtype(dtype));
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).add_output(output);
+  for (const Tensor& input : inputs) config.add_const_input(input);
+  config.build();
+  return output;
+}
+
+// Any call the transcriptions below do not follow the CPU kernel through is
+// refused; shape inference then runs the CPU kernel itself, with its own
+// errors and warnings.
+void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel for this call"); }
+
+Tensor logical_not(const Tensor& self) { return iterator_output({self}, at::kBool); }
+Tensor& logical_not_out(const Tensor& self, Tensor& out) {
+  at::TensorIteratorConfig().check_all_same_dtype(false).add_output(out).add_const_input(self).build();
+  return out;
+}
+
+// arange into `out`: the CPU kernel's element count (for the dtypes it
+// accepts; others are refused) reshapes `out` only if it holds another count.
+Tensor& arange_out(const Scalar& start, const Scalar& end, const Scalar& step, Tensor& out) {
+  const int64_t size = AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "arange", [&] {
+    return at::native::compute_arange_size<scalar_t>(start, end, step);
+  });
+  if (out.numel() != size) out.resize_({size});
+  return out;
+}
+
+// where.self converts both values to their common dtype first (a copy laid
+// out as empty_like lays it out), then iterates over condition and values.
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  refuse_unless(condition.scalar_type() == at::kBool);  // uint8 conditions warn on the CPU
+  const at::ScalarType dtype = at::result_type(self, other);
+  const auto converted = [&](const Tensor& value) {
+    if (value.scalar_type() == dtype) return value;
+    return at::native::empty_like(value, dtype, std::nullopt, std::nullopt, std::nullopt, c10::MemoryFormat::Preserve);
+  };
+  return iterator_output({condition, converted(self), converted(other)}, dtype);
+}
+
+// masked_fill_ fills `self` where a boolean mask that broadcasts to it is
+// set; an expanded `self` (a deprecation warning on the CPU) is refused.
+void check_masked_fill(const Tensor& self, const Tensor& mask) {
+  refuse_unless(mask.scalar_type() == at::kBool);
+  refuse_unless(at::infer_size(self.sizes(), mask.sizes()) == self.sizes());
+  refuse_unless(at::has_internal_overlap(self) != at::MemOverlap::Yes);
+}
+Tensor& masked_fill_with_scalar(Tensor& self, const Tensor& mask, const Scalar& value) {
+  check_masked_fill(self, mask);
+  return self;
+}
+Tensor& masked_fill_with_tensor(Tensor& self, const Tensor& mask, const Tensor& value) {
+  check_masked_fill(self, mask);
+  refuse_unless(value.dim() == 0);
+  return self;
+}
+
+// The out-of-place masked_fill: the input broadcast against the mask, copied
+// contiguous, then filled in place.
+template <typename Value>
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Value& value) {
+  Tensor result = at::empty(at::infer_size(self.sizes(), mask.sizes()), self.options());
+  if constexpr (std::is_same_v<Value, Tensor>) {
+    masked_fill_with_tensor(result, mask, value);
+  } else {
+    masked_fill_with_scalar(result, mask, value);
+  }
+  return result;
+}
+
+// max() and min() over every element: a 0-dim tensor of the input's dtype.
+// An empty input is an error the CPU kernel words.
+Tensor all_elements_extremum(const Tensor& self) {
+  refuse_unless(self.numel() > 0);
+  return at::empty({}, self.options());
+}
+
 std::vector<Entry> transcribed_entries() {
   return {
       Entry{"aten::_scaled_dot_product_flash_attention_for_cpu", "",
@@ -296,6 +455,18 @@ std::vector<Entry> transcribed_entries() {
       Entry{"aten::fill_", "Scalar", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(fill_with_scalar))},
       Entry{"aten::zero_", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(zero))},
       Entry{"aten::index_select", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(index_select))},
+      Entry{"aten::logical_not", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_not))},
+      Entry{"aten::logical_not", "out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_not_out))},
+      Entry{"aten::arange", "start_out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(arange_out))},
+      Entry{"aten::where", "self", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(where))},
+      Entry{"aten::masked_fill_", "Scalar",
+            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(masked_fill_with_scalar))},
+      Entry{"aten::masked_fill_", "Tensor",
+            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(masked_fill_with_tensor))},
+      Entry{"aten::masked_fill", "Scalar", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(masked_fill<Scalar>))},
+      Entry{"aten::masked_fill", "Tensor", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(masked_fill<Tensor>))},
+      Entry{"aten::max", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(all_elements_extremum))},
+      Entry{"aten::min", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(all_elements_extremum))},
   };
 }
 

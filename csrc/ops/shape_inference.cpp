@@ -4,11 +4,11 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like_native.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
-#include <ATen/ops/zeros_like.h>
 #include <ATen/record_function.h>
 
 #include <c10/util/Exception.h>
@@ -320,7 +320,12 @@ class StandIns {
 c10::IValue non_resizable_like(const c10::IValue& meta) {
   return map_tensors(meta, [](const at::Tensor& shape) {
     if (!shape.defined()) return at::Tensor();
-    at::Tensor out = at::zeros_like(shape, shape.options().device(c10::kCPU), c10::MemoryFormat::Preserve);
+    // ATen's empty_like called directly: through the dispatcher, a meta
+    // tensor's zeros_like and empty_like run Python meta kernels once
+    // torch._meta_registrations is imported.
+    at::Tensor out = at::native::empty_like(shape, std::nullopt, std::nullopt, c10::Device(c10::kCPU), std::nullopt,
+                                            c10::MemoryFormat::Preserve)
+                         .zero_();
     out.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl()->set_resizable(false);
     return out;
   });
