@@ -22,6 +22,8 @@
 #include <ATen/ops/argmax_meta_dispatch.h>
 #include <ATen/ops/argmin_meta_dispatch.h>
 #include <ATen/ops/atan2_meta_dispatch.h>
+#include <ATen/ops/avg_pool2d_backward_meta_dispatch.h>
+#include <ATen/ops/avg_pool2d_meta_dispatch.h>
 #include <ATen/ops/baddbmm_meta_dispatch.h>
 #include <ATen/ops/bitwise_and_meta_dispatch.h>
 #include <ATen/ops/bitwise_not_meta_dispatch.h>
@@ -54,6 +56,8 @@
 #include <ATen/ops/hardsigmoid_meta_dispatch.h>
 #include <ATen/ops/index_meta_dispatch.h>
 #include <ATen/ops/isin_meta_dispatch.h>
+#include <ATen/ops/isneginf_meta_dispatch.h>
+#include <ATen/ops/isposinf_meta_dispatch.h>
 #include <ATen/ops/le_meta_dispatch.h>
 #include <ATen/ops/leaky_relu_meta_dispatch.h>
 #include <ATen/ops/lerp_meta_dispatch.h>
@@ -62,15 +66,20 @@
 #include <ATen/ops/log_meta_dispatch.h>
 #include <ATen/ops/lt_meta_dispatch.h>
 #include <ATen/ops/max_meta_dispatch.h>
+#include <ATen/ops/max_pool2d_with_indices_backward_meta_dispatch.h>
+#include <ATen/ops/max_pool2d_with_indices_meta_dispatch.h>
 #include <ATen/ops/maximum_meta_dispatch.h>
 #include <ATen/ops/mean_meta_dispatch.h>
 #include <ATen/ops/min_meta_dispatch.h>
 #include <ATen/ops/minimum_meta_dispatch.h>
 #include <ATen/ops/mish_meta_dispatch.h>
 #include <ATen/ops/mm_meta_dispatch.h>
+#include <ATen/ops/mse_loss_meta_dispatch.h>
 #include <ATen/ops/mul_meta_dispatch.h>
 #include <ATen/ops/ne_meta_dispatch.h>
 #include <ATen/ops/neg_meta_dispatch.h>
+#include <ATen/ops/nll_loss_backward_meta_dispatch.h>
+#include <ATen/ops/nll_loss_forward_meta_dispatch.h>
 #include <ATen/ops/norm_meta_dispatch.h>
 #include <ATen/ops/pow_meta_dispatch.h>
 #include <ATen/ops/prod_meta_dispatch.h>
@@ -86,6 +95,7 @@
 #include <ATen/ops/silu_backward_meta_dispatch.h>
 #include <ATen/ops/silu_meta_dispatch.h>
 #include <ATen/ops/sin_meta_dispatch.h>
+#include <ATen/ops/smooth_l1_loss_meta_dispatch.h>
 #include <ATen/ops/softplus_meta_dispatch.h>
 #include <ATen/ops/sort_meta_dispatch.h>
 #include <ATen/ops/sqrt_meta_dispatch.h>
@@ -94,6 +104,7 @@
 #include <ATen/ops/tanh_backward_meta_dispatch.h>
 #include <ATen/ops/tanh_meta_dispatch.h>
 #include <ATen/ops/threshold_backward_meta_dispatch.h>
+#include <ATen/ops/threshold_meta_dispatch.h>
 #include <ATen/ops/topk_meta_dispatch.h>
 #include <ATen/ops/tril_meta_dispatch.h>
 #include <ATen/ops/triu_meta_dispatch.h>
@@ -149,6 +160,15 @@ using Reduction = Tensor(const Tensor&, OptionalDims, bool, OptionalDtype);
 using Diagonal = Tensor(const Tensor&, int64_t);
 using DiagonalInPlace = Tensor&(Tensor&, int64_t);
 using ValuesAndIndices = std::tuple<Tensor, Tensor>(const Tensor&, int64_t, bool);
+using Sizes = at::IntArrayRef;
+using NllLoss = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t,
+                                           c10::SymInt);
+using NllLossBackward = Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t,
+                               c10::SymInt, const Tensor&);
+using MaxPool = std::tuple<Tensor, Tensor>(const Tensor&, Sizes, Sizes, Sizes, Sizes, bool);
+using MaxPoolBackward = Tensor(const Tensor&, const Tensor&, Sizes, Sizes, Sizes, Sizes, bool, const Tensor&);
+using AvgPool = Tensor(const Tensor&, Sizes, Sizes, Sizes, bool, bool, std::optional<int64_t>);
+using AvgPoolBackward = Tensor(const Tensor&, const Tensor&, Sizes, Sizes, Sizes, bool, bool, std::optional<int64_t>);
 using Sort = std::tuple<Tensor, Tensor>(const Tensor&, std::optional<bool>, int64_t, bool);
 using TopK = std::tuple<Tensor, Tensor>(const Tensor&, c10::SymInt, int64_t, bool, bool);
 
@@ -209,6 +229,11 @@ std::vector<Entry> entries() {
       AXON_META("aten::clamp", "", Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&),
                 clamp),
       AXON_META("aten::clamp_min", "", WithScalar, clamp_min),
+      AXON_META("aten::lerp_", "Scalar", Tensor & (Tensor&, const Tensor&, const Scalar&), lerp_),
+      AXON_META("aten::lerp_", "Tensor", Tensor & (Tensor&, const Tensor&, const Tensor&), lerp_),
+      AXON_META("aten::isneginf", "", Unary, isneginf),
+      AXON_META("aten::isposinf", "", Unary, isposinf),
+      AXON_META("aten::threshold", "", Tensor(const Tensor&, const Scalar&, const Scalar&), threshold),
       AXON_META("aten::clamp_max", "", WithScalar, clamp_max),
       AXON_META("aten::clamp_max", "Tensor", Binary, clamp_max),
       AXON_META("aten::remainder", "Tensor", Binary, remainder),
@@ -236,6 +261,23 @@ std::vector<Entry> entries() {
       AXON_META("aten::addcmul_", "", TernaryInPlace, addcmul_),
       AXON_META("aten::addcdiv", "", Ternary, addcdiv),
       AXON_META("aten::addcdiv_", "", TernaryInPlace, addcdiv_),
+      // Out= overloads optimizers and fused updates call (the meta kernel resizes `out`).
+      AXON_META("aten::add", "out", Tensor & (const Tensor&, const Tensor&, const Scalar&, Tensor&), add_outf),
+      AXON_META("aten::sub", "out", Tensor & (const Tensor&, const Tensor&, const Scalar&, Tensor&), sub_outf),
+      AXON_META("aten::mul", "out", Tensor & (const Tensor&, const Tensor&, Tensor&), mul_outf),
+      AXON_META("aten::div", "out", Tensor & (const Tensor&, const Tensor&, Tensor&), div_outf),
+      AXON_META("aten::sqrt", "out", Tensor & (const Tensor&, Tensor&), sqrt_outf),
+      AXON_META("aten::addcmul", "out", Tensor & (const Tensor&, const Tensor&, const Tensor&, const Scalar&, Tensor&),
+                addcmul_outf),
+      // Losses and pooling, forward and backward.
+      AXON_META("aten::nll_loss_forward", "", NllLoss, nll_loss_forward_symint),
+      AXON_META("aten::nll_loss_backward", "", NllLossBackward, nll_loss_backward_symint),
+      AXON_META("aten::mse_loss", "", Tensor(const Tensor&, const Tensor&, int64_t), mse_loss),
+      AXON_META("aten::smooth_l1_loss", "", Tensor(const Tensor&, const Tensor&, int64_t, double), smooth_l1_loss),
+      AXON_META("aten::max_pool2d_with_indices", "", MaxPool, max_pool2d_with_indices),
+      AXON_META("aten::max_pool2d_with_indices_backward", "", MaxPoolBackward, max_pool2d_with_indices_backward),
+      AXON_META("aten::avg_pool2d", "", AvgPool, avg_pool2d),
+      AXON_META("aten::avg_pool2d_backward", "", AvgPoolBackward, avg_pool2d_backward),
       // Products, softmax, reductions, joins.
       AXON_META("aten::mm", "", Binary, mm),
       AXON_META("aten::bmm", "", Binary, bmm),
@@ -362,17 +404,15 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return at::empty(sizes, self.options());
 }
 
-// The output of a TensorIterator over `inputs` into a fresh `dtype` tensor:
-// the layout the CPU kernels built on one (logical_not, where) give. The
-// iterator's layout rules do not depend on the device, so it runs on the meta
-// tensors themselves.
-Tensor iterator_output(std::initializer_list<Tensor> inputs, at::ScalarType dtype) {
-  Tensor output = at::empty({0}, inputs.begin()->options().dtype(dtype));
+// Runs a TensorIterator from `inputs` into `out`, resizing it as the CPU
+// kernels built on one (logical_not, where) do. The iterator's layout rules
+// do not depend on the device, so it runs on the meta tensors themselves.
+Tensor& iterate_into(Tensor& out, std::initializer_list<Tensor> inputs) {
   at::TensorIteratorConfig config;
-  config.check_all_same_dtype(false).add_output(output);
+  config.check_all_same_dtype(false).add_output(out);
   for (const Tensor& input : inputs) config.add_const_input(input);
   config.build();
-  return output;
+  return out;
 }
 
 // Any call the transcriptions below do not follow the CPU kernel through is
@@ -380,10 +420,10 @@ Tensor iterator_output(std::initializer_list<Tensor> inputs, at::ScalarType dtyp
 // errors and warnings.
 void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel for this call"); }
 
-Tensor logical_not(const Tensor& self) { return iterator_output({self}, at::kBool); }
-Tensor& logical_not_out(const Tensor& self, Tensor& out) {
-  at::TensorIteratorConfig().check_all_same_dtype(false).add_output(out).add_const_input(self).build();
-  return out;
+Tensor& logical_not_out(const Tensor& self, Tensor& out) { return iterate_into(out, {self}); }
+Tensor logical_not(const Tensor& self) {
+  Tensor out = at::empty({0}, self.options().dtype(at::kBool));
+  return iterate_into(out, {self});
 }
 
 // arange into `out`: the CPU kernel's element count (for the dtypes it
@@ -397,15 +437,37 @@ Tensor& arange_out(const Scalar& start, const Scalar& end, const Scalar& step, T
 }
 
 // where.self converts both values to their common dtype first (a copy laid
-// out as empty_like lays it out), then iterates over condition and values.
-Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+// out as empty_like lays it out), then iterates over condition and values
+// into `out`, which must have that dtype.
+Tensor& where_out(const Tensor& condition, const Tensor& self, const Tensor& other, Tensor& out) {
   refuse_unless(condition.scalar_type() == at::kBool);  // uint8 conditions warn on the CPU
   const at::ScalarType dtype = at::result_type(self, other);
+  refuse_unless(out.scalar_type() == dtype);
   const auto converted = [&](const Tensor& value) {
     if (value.scalar_type() == dtype) return value;
     return at::native::empty_like(value, dtype, std::nullopt, std::nullopt, std::nullopt, c10::MemoryFormat::Preserve);
   };
-  return iterator_output({condition, converted(self), converted(other)}, dtype);
+  return iterate_into(out, {condition, converted(self), converted(other)});
+}
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  Tensor out = at::empty({0}, self.options().dtype(at::result_type(self, other)));
+  return where_out(condition, self, other, out);
+}
+
+// relu is clamp_min(self, 0) on the CPU, which refuses booleans first.
+Tensor relu(const Tensor& self) {
+  refuse_unless(self.scalar_type() != at::kBool);
+  return at::meta::clamp_min(self, 0);
+}
+Tensor& relu_in_place(Tensor& self) {
+  refuse_unless(self.scalar_type() != at::kBool);
+  return at::meta::clamp_min_(self, 0);
+}
+
+// Dropout's backward is grad_output * mask * scale: the product's layout and
+// dtype (a mask of any dtype is accepted, and promotes).
+Tensor dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
+  return at::meta::mul(grad_output, mask);
 }
 
 // masked_fill_ fills `self` where a boolean mask that broadcasts to it is
@@ -458,6 +520,11 @@ std::vector<Entry> transcribed_entries() {
       Entry{"aten::logical_not", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_not))},
       Entry{"aten::logical_not", "out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_not_out))},
       Entry{"aten::arange", "start_out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(arange_out))},
+      Entry{"aten::where", "self_out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(where_out))},
+      Entry{"aten::relu", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(relu))},
+      Entry{"aten::relu_", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(relu_in_place))},
+      Entry{"aten::native_dropout_backward", "",
+            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(dropout_backward))},
       Entry{"aten::where", "self", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(where))},
       Entry{"aten::masked_fill_", "Scalar",
             c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(masked_fill_with_scalar))},
