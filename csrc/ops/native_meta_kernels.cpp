@@ -12,30 +12,42 @@
 #include <ATen/ops/_log_softmax_meta_dispatch.h>
 #include <ATen/ops/_softmax_backward_data_meta_dispatch.h>
 #include <ATen/ops/_softmax_meta_dispatch.h>
+#include <ATen/ops/acos_meta_dispatch.h>
+#include <ATen/ops/acosh_meta_dispatch.h>
 #include <ATen/ops/add_meta_dispatch.h>
 #include <ATen/ops/addcdiv_meta_dispatch.h>
 #include <ATen/ops/addcmul_meta_dispatch.h>
 #include <ATen/ops/addmm_meta_dispatch.h>
 #include <ATen/ops/all_meta_dispatch.h>
 #include <ATen/ops/amax_meta_dispatch.h>
+#include <ATen/ops/amin_meta_dispatch.h>
 #include <ATen/ops/any_meta_dispatch.h>
 #include <ATen/ops/argmax_meta_dispatch.h>
 #include <ATen/ops/argmin_meta_dispatch.h>
+#include <ATen/ops/asin_meta_dispatch.h>
+#include <ATen/ops/asinh_meta_dispatch.h>
 #include <ATen/ops/atan2_meta_dispatch.h>
+#include <ATen/ops/atan_meta_dispatch.h>
+#include <ATen/ops/atanh_meta_dispatch.h>
 #include <ATen/ops/avg_pool2d_backward_meta_dispatch.h>
 #include <ATen/ops/avg_pool2d_meta_dispatch.h>
 #include <ATen/ops/baddbmm_meta_dispatch.h>
 #include <ATen/ops/bitwise_and_meta_dispatch.h>
 #include <ATen/ops/bitwise_not_meta_dispatch.h>
 #include <ATen/ops/bitwise_or_meta_dispatch.h>
+#include <ATen/ops/bitwise_xor_meta_dispatch.h>
 #include <ATen/ops/bmm_meta_dispatch.h>
 #include <ATen/ops/cat_meta_dispatch.h>
 #include <ATen/ops/ceil_meta_dispatch.h>
 #include <ATen/ops/clamp_max_meta_dispatch.h>
 #include <ATen/ops/clamp_meta_dispatch.h>
 #include <ATen/ops/clamp_min_meta_dispatch.h>
+#include <ATen/ops/copysign_meta_dispatch.h>
 #include <ATen/ops/cos_meta_dispatch.h>
+#include <ATen/ops/cosh_meta_dispatch.h>
+#include <ATen/ops/cumprod_meta_dispatch.h>
 #include <ATen/ops/cumsum_meta_dispatch.h>
+#include <ATen/ops/digamma_meta_dispatch.h>
 #include <ATen/ops/div_meta_dispatch.h>
 #include <ATen/ops/elu_meta_dispatch.h>
 #include <ATen/ops/empty.h>
@@ -43,17 +55,28 @@
 #include <ATen/ops/empty_permuted.h>
 #include <ATen/ops/eq_meta_dispatch.h>
 #include <ATen/ops/erf_meta_dispatch.h>
+#include <ATen/ops/erfc_meta_dispatch.h>
+#include <ATen/ops/erfinv_meta_dispatch.h>
 #include <ATen/ops/exp2_meta_dispatch.h>
 #include <ATen/ops/exp_meta_dispatch.h>
 #include <ATen/ops/expm1_meta_dispatch.h>
 #include <ATen/ops/floor_meta_dispatch.h>
+#include <ATen/ops/fmax_meta_dispatch.h>
+#include <ATen/ops/fmin_meta_dispatch.h>
 #include <ATen/ops/fmod_meta_dispatch.h>
+#include <ATen/ops/frac_meta_dispatch.h>
 #include <ATen/ops/gather_meta_dispatch.h>
 #include <ATen/ops/ge_meta_dispatch.h>
 #include <ATen/ops/gelu_backward_meta_dispatch.h>
 #include <ATen/ops/gelu_meta_dispatch.h>
 #include <ATen/ops/gt_meta_dispatch.h>
+#include <ATen/ops/hardshrink_meta_dispatch.h>
 #include <ATen/ops/hardsigmoid_meta_dispatch.h>
+#include <ATen/ops/heaviside_meta_dispatch.h>
+#include <ATen/ops/hypot_meta_dispatch.h>
+#include <ATen/ops/i0_meta_dispatch.h>
+#include <ATen/ops/igamma_meta_dispatch.h>
+#include <ATen/ops/igammac_meta_dispatch.h>
 #include <ATen/ops/index_meta_dispatch.h>
 #include <ATen/ops/isin_meta_dispatch.h>
 #include <ATen/ops/isneginf_meta_dispatch.h>
@@ -61,9 +84,13 @@
 #include <ATen/ops/le_meta_dispatch.h>
 #include <ATen/ops/leaky_relu_meta_dispatch.h>
 #include <ATen/ops/lerp_meta_dispatch.h>
+#include <ATen/ops/lgamma_meta_dispatch.h>
+#include <ATen/ops/log10_meta_dispatch.h>
 #include <ATen/ops/log1p_meta_dispatch.h>
 #include <ATen/ops/log2_meta_dispatch.h>
 #include <ATen/ops/log_meta_dispatch.h>
+#include <ATen/ops/logaddexp2_meta_dispatch.h>
+#include <ATen/ops/logaddexp_meta_dispatch.h>
 #include <ATen/ops/lt_meta_dispatch.h>
 #include <ATen/ops/max_meta_dispatch.h>
 #include <ATen/ops/max_pool2d_with_indices_backward_meta_dispatch.h>
@@ -78,6 +105,7 @@
 #include <ATen/ops/mul_meta_dispatch.h>
 #include <ATen/ops/ne_meta_dispatch.h>
 #include <ATen/ops/neg_meta_dispatch.h>
+#include <ATen/ops/nextafter_meta_dispatch.h>
 #include <ATen/ops/nll_loss_backward_meta_dispatch.h>
 #include <ATen/ops/nll_loss_forward_meta_dispatch.h>
 #include <ATen/ops/norm_meta_dispatch.h>
@@ -92,15 +120,20 @@
 #include <ATen/ops/sigmoid_backward_meta_dispatch.h>
 #include <ATen/ops/sigmoid_meta_dispatch.h>
 #include <ATen/ops/sign_meta_dispatch.h>
+#include <ATen/ops/signbit_meta_dispatch.h>
 #include <ATen/ops/silu_backward_meta_dispatch.h>
 #include <ATen/ops/silu_meta_dispatch.h>
 #include <ATen/ops/sin_meta_dispatch.h>
+#include <ATen/ops/sinc_meta_dispatch.h>
+#include <ATen/ops/sinh_meta_dispatch.h>
 #include <ATen/ops/smooth_l1_loss_meta_dispatch.h>
 #include <ATen/ops/softplus_meta_dispatch.h>
+#include <ATen/ops/softshrink_meta_dispatch.h>
 #include <ATen/ops/sort_meta_dispatch.h>
 #include <ATen/ops/sqrt_meta_dispatch.h>
 #include <ATen/ops/sub_meta_dispatch.h>
 #include <ATen/ops/sum_meta_dispatch.h>
+#include <ATen/ops/tan_meta_dispatch.h>
 #include <ATen/ops/tanh_backward_meta_dispatch.h>
 #include <ATen/ops/tanh_meta_dispatch.h>
 #include <ATen/ops/threshold_backward_meta_dispatch.h>
@@ -109,6 +142,7 @@
 #include <ATen/ops/tril_meta_dispatch.h>
 #include <ATen/ops/triu_meta_dispatch.h>
 #include <ATen/ops/trunc_meta_dispatch.h>
+#include <ATen/ops/xlogy_meta_dispatch.h>
 
 #include <algorithm>
 #include <optional>
@@ -234,6 +268,38 @@ std::vector<Entry> entries() {
       AXON_META("aten::isneginf", "", Unary, isneginf),
       AXON_META("aten::isposinf", "", Unary, isposinf),
       AXON_META("aten::threshold", "", Tensor(const Tensor&, const Scalar&, const Scalar&), threshold),
+      AXON_META("aten::acos", "", Unary, acos),
+      AXON_META("aten::acosh", "", Unary, acosh),
+      AXON_META("aten::asin", "", Unary, asin),
+      AXON_META("aten::asinh", "", Unary, asinh),
+      AXON_META("aten::atan", "", Unary, atan),
+      AXON_META("aten::atanh", "", Unary, atanh),
+      AXON_META("aten::cosh", "", Unary, cosh),
+      AXON_META("aten::frac", "", Unary, frac),
+      AXON_META("aten::log10", "", Unary, log10),
+      AXON_META("aten::sinh", "", Unary, sinh),
+      AXON_META("aten::tan", "", Unary, tan),
+      AXON_META("aten::erfc", "", Unary, erfc),
+      AXON_META("aten::erfinv", "", Unary, erfinv),
+      AXON_META("aten::i0", "", Unary, i0),
+      AXON_META("aten::signbit", "", Unary, signbit),
+      AXON_META("aten::lgamma", "", Unary, lgamma),
+      AXON_META("aten::digamma", "", Unary, digamma),
+      AXON_META("aten::sinc", "", Unary, sinc),
+      AXON_META("aten::hypot", "", Binary, hypot),
+      AXON_META("aten::copysign", "Tensor", Binary, copysign),
+      AXON_META("aten::logaddexp", "", Binary, logaddexp),
+      AXON_META("aten::logaddexp2", "", Binary, logaddexp2),
+      AXON_META("aten::fmax", "", Binary, fmax),
+      AXON_META("aten::fmin", "", Binary, fmin),
+      AXON_META("aten::xlogy", "Tensor", Binary, xlogy),
+      AXON_META("aten::nextafter", "", Binary, nextafter),
+      AXON_META("aten::bitwise_xor", "Tensor", Binary, bitwise_xor),
+      AXON_META("aten::heaviside", "", Binary, heaviside),
+      AXON_META("aten::igamma", "", Binary, igamma),
+      AXON_META("aten::igammac", "", Binary, igammac),
+      AXON_META("aten::hardshrink", "", WithScalar, hardshrink),
+      AXON_META("aten::softshrink", "", WithScalar, softshrink),
       AXON_META("aten::clamp_max", "", WithScalar, clamp_max),
       AXON_META("aten::clamp_max", "Tensor", Binary, clamp_max),
       AXON_META("aten::remainder", "Tensor", Binary, remainder),
@@ -307,6 +373,10 @@ std::vector<Entry> entries() {
       AXON_META("aten::prod", "dim_int", Tensor(const Tensor&, int64_t, bool, OptionalDtype), prod),
       AXON_META("aten::norm", "ScalarOpt_dim",
                 Tensor(const Tensor&, const std::optional<Scalar>&, at::IntArrayRef, bool), norm),
+      AXON_META("aten::amin", "", Tensor(const Tensor&, at::IntArrayRef, bool), amin),
+      AXON_META("aten::cumprod", "", Tensor(const Tensor&, int64_t, OptionalDtype), cumprod),
+      AXON_META("aten::norm", "ScalarOpt_dim_dtype",
+                Tensor(const Tensor&, const std::optional<Scalar>&, at::IntArrayRef, bool, at::ScalarType), norm),
       AXON_META("aten::cumsum", "", Tensor(const Tensor&, int64_t, OptionalDtype), cumsum),
       AXON_META("aten::cat", "", Tensor(const at::ITensorListRef&, int64_t), cat),
       AXON_META("aten::gather", "", Tensor(const Tensor&, int64_t, const Tensor&, bool), gather),
@@ -464,6 +534,73 @@ Tensor& relu_in_place(Tensor& self) {
   return at::meta::clamp_min_(self, 0);
 }
 
+// abs: a TensorIterator over the input, complex numbers giving their
+// magnitudes' dtype; the CPU has no boolean kernel. The functional form
+// reaches the device as abs.out.
+Tensor& abs_out(const Tensor& self, Tensor& out) {
+  refuse_unless(self.scalar_type() != at::kBool && out.scalar_type() == c10::toRealValueType(self.scalar_type()));
+  return iterate_into(out, {self});
+}
+Tensor abs(const Tensor& self) {
+  Tensor out = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+  return abs_out(self, out);
+}
+
+// isnan is self != self.
+Tensor isnan(const Tensor& self) { return at::meta::ne(self, self); }
+
+// logical_and, _or and _xor: a TensorIterator over both inputs, boolean
+// unless written into an out= tensor.
+Tensor& logical_binary_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  return iterate_into(out, {self, other});
+}
+Tensor logical_binary(const Tensor& self, const Tensor& other) {
+  Tensor out = at::empty({0}, self.options().dtype(at::kBool));
+  return iterate_into(out, {self, other});
+}
+
+// hardtanh (and relu6, which calls it) clamps into empty_like(self); the CPU
+// refuses booleans and checks integral bounds, which are refused here.
+Tensor hardtanh(const Tensor& self, const Scalar& min, const Scalar& max) {
+  refuse_unless(at::isFloatingType(self.scalar_type()));
+  return at::native::empty_like(self);
+}
+
+Tensor hardswish(const Tensor& self) {
+  Tensor out = at::empty({0}, self.options());
+  return iterate_into(out, {self});
+}
+
+// var and std over dimensions: a contiguous reduction of the input's real
+// dtype. Calls whose CPU kernel may warn or refuse (no elements, a
+// correction other than 0 or 1, repeated or no dimensions) are refused.
+Tensor variance_like(const Tensor& self, OptionalDims dims, const std::optional<Scalar>& correction, bool keepdim) {
+  refuse_unless(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()));
+  refuse_unless(self.dim() > 0 && self.numel() > 0);
+  if (correction.has_value()) {
+    const double value = correction->toDouble();
+    refuse_unless(value == 0.0 || value == 1.0);
+  }
+  std::vector<bool> reduced(static_cast<size_t>(self.dim()), !dims.has_value());
+  if (dims.has_value()) {
+    refuse_unless(!dims->empty());
+    for (const int64_t dim : *dims) {
+      const auto wrapped = static_cast<size_t>(at::maybe_wrap_dim(dim, self.dim()));
+      refuse_unless(!reduced[wrapped]);
+      reduced[wrapped] = true;
+    }
+  }
+  std::vector<int64_t> sizes;
+  for (int64_t dim = 0; dim < self.dim(); ++dim) {
+    if (!reduced[static_cast<size_t>(dim)]) {
+      sizes.push_back(self.size(dim));
+    } else if (keepdim) {
+      sizes.push_back(1);
+    }
+  }
+  return at::empty(sizes, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+}
+
 // Dropout's backward is grad_output * mask * scale: the product's layout and
 // dtype (a mask of any dtype is accepted, and promotes).
 Tensor dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
@@ -521,6 +658,19 @@ std::vector<Entry> transcribed_entries() {
       Entry{"aten::logical_not", "out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_not_out))},
       Entry{"aten::arange", "start_out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(arange_out))},
       Entry{"aten::where", "self_out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(where_out))},
+      Entry{"aten::abs", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(abs))},
+      Entry{"aten::abs", "out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(abs_out))},
+      Entry{"aten::logical_and", "out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_binary_out))},
+      Entry{"aten::logical_or", "out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_binary_out))},
+      Entry{"aten::logical_xor", "out", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_binary_out))},
+      Entry{"aten::isnan", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(isnan))},
+      Entry{"aten::logical_and", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_binary))},
+      Entry{"aten::logical_or", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_binary))},
+      Entry{"aten::logical_xor", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(logical_binary))},
+      Entry{"aten::hardtanh", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(hardtanh))},
+      Entry{"aten::hardswish", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(hardswish))},
+      Entry{"aten::var", "correction", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(variance_like))},
+      Entry{"aten::std", "correction", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(variance_like))},
       Entry{"aten::relu", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(relu))},
       Entry{"aten::relu_", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(relu_in_place))},
       Entry{"aten::native_dropout_backward", "",
