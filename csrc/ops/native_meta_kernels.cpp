@@ -145,6 +145,7 @@
 #include <ATen/ops/xlogy_meta_dispatch.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -601,6 +602,96 @@ Tensor variance_like(const Tensor& self, OptionalDims dims, const std::optional<
   return at::empty(sizes, self.options().dtype(c10::toRealValueType(self.scalar_type())));
 }
 
+// ---- batch norm, as the CPU kernel lays it out ---------------------------
+//
+// Its Python meta kernel is a decomposition of some thirty reference
+// operators: about 3 ms a call, forward and backward, at every new batch size.
+
+bool dense_in_a_memory_format(const Tensor& tensor) {
+  return tensor.is_contiguous() || tensor.is_contiguous(at::MemoryFormat::ChannelsLast) ||
+         tensor.is_contiguous(at::MemoryFormat::ChannelsLast3d);
+}
+
+// The memory format a tensor dense in one of them is dense in (contiguous
+// first: a tensor may be both).
+at::MemoryFormat dense_memory_format(const Tensor& tensor) {
+  if (tensor.is_contiguous()) return at::MemoryFormat::Contiguous;
+  return tensor.is_contiguous(at::MemoryFormat::ChannelsLast3d) ? at::MemoryFormat::ChannelsLast3d
+                                                                : at::MemoryFormat::ChannelsLast;
+}
+
+bool contiguous_if_given(const Tensor& tensor) { return !tensor.defined() || tensor.is_contiguous(); }
+
+// Refuses what the CPU kernel does not take as it is: no elements, dtypes it
+// has no kernel for, and per-channel tensors of another shape (which the
+// kernel does not check, and batch_norm checks before it).
+void refuse_unusual_batch_norm(const Tensor& input, std::initializer_list<Tensor> per_channel) {
+  const at::ScalarType dtype = input.scalar_type();
+  refuse_unless(input.dim() >= 2 && input.numel() > 0);
+  refuse_unless(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf);
+  for (const Tensor& tensor : per_channel) {
+    refuse_unless(!tensor.defined() || (tensor.dim() == 1 && tensor.numel() == input.size(1)));
+  }
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm(const Tensor& input, const std::optional<Tensor>& weight_argument,
+                                              const std::optional<Tensor>& bias_argument,
+                                              const std::optional<Tensor>& running_mean_argument,
+                                              const std::optional<Tensor>& running_var_argument, bool training,
+                                              double momentum, double eps) {
+  const Tensor weight = weight_argument.value_or(Tensor());
+  const Tensor bias = bias_argument.value_or(Tensor());
+  const Tensor running_mean = running_mean_argument.value_or(Tensor());
+  const Tensor running_var = running_var_argument.value_or(Tensor());
+  refuse_unusual_batch_norm(input, {weight, bias, running_mean, running_var});
+  refuse_unless(training || (running_mean.defined() && running_var.defined()));
+  const bool mixed = at::native::is_mixed_type(input, weight, bias, running_mean, running_var);
+  if (mixed) at::native::check_mixed_data_type(input, weight, bias, running_mean, running_var);
+  const bool all_contiguous = dense_in_a_memory_format(input) && contiguous_if_given(weight) &&
+                              contiguous_if_given(bias) && contiguous_if_given(running_mean) &&
+                              contiguous_if_given(running_var);
+  const Tensor output =
+      at::native::empty_like(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                             all_contiguous ? dense_memory_format(input) : input.suggest_memory_format());
+  // Saved statistics per channel when training; none in evaluation.
+  const auto statistics_options = input.options().dtype(mixed ? at::kFloat : input.scalar_type());
+  const int64_t channels = training ? input.size(1) : 0;
+  return {output, at::empty({channels}, statistics_options), at::empty({channels}, statistics_options)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_output, const Tensor& input,
+                                                       const std::optional<Tensor>& weight_argument,
+                                                       const std::optional<Tensor>& running_mean_argument,
+                                                       const std::optional<Tensor>& running_var_argument,
+                                                       const std::optional<Tensor>& save_mean_argument,
+                                                       const std::optional<Tensor>& save_invstd_argument, bool training,
+                                                       double eps, std::array<bool, 3> output_mask) {
+  const Tensor weight = weight_argument.value_or(Tensor());
+  const Tensor running_mean = running_mean_argument.value_or(Tensor());
+  const Tensor running_var = running_var_argument.value_or(Tensor());
+  const Tensor save_mean = save_mean_argument.value_or(Tensor());
+  const Tensor save_invstd = save_invstd_argument.value_or(Tensor());
+  refuse_unusual_batch_norm(input, {weight, running_mean, running_var, save_mean, save_invstd});
+  refuse_unless(grad_output.sizes() == input.sizes() && grad_output.scalar_type() == input.scalar_type());
+  refuse_unless(training ? save_mean.defined() && save_invstd.defined()
+                         : running_mean.defined() && running_var.defined());
+  const bool mixed = at::native::is_mixed_type(input, weight, running_mean, running_var, save_mean, save_invstd);
+  if (mixed) at::native::check_mixed_data_type(input, weight, running_mean, running_var, save_mean, save_invstd);
+  const bool all_contiguous = dense_in_a_memory_format(input) && dense_in_a_memory_format(grad_output) &&
+                              input.suggest_memory_format() == grad_output.suggest_memory_format();
+  const auto parameter_options = input.options().dtype(mixed ? at::kFloat : input.scalar_type());
+  Tensor grad_input;
+  Tensor grad_weight;
+  Tensor grad_bias;
+  if (output_mask[0]) {
+    grad_input = at::native::empty_like(input, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                        all_contiguous ? dense_memory_format(input) : input.suggest_memory_format());
+  }
+  if (output_mask[1]) grad_weight = at::empty({input.size(1)}, parameter_options);
+  if (output_mask[2]) grad_bias = at::empty({input.size(1)}, parameter_options);
+  return {grad_input, grad_weight, grad_bias};
+}
+
 // Dropout's backward is grad_output * mask * scale: the product's layout and
 // dtype (a mask of any dtype is accepted, and promotes).
 Tensor dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
@@ -671,6 +762,9 @@ std::vector<Entry> transcribed_entries() {
       Entry{"aten::hardswish", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(hardswish))},
       Entry{"aten::var", "correction", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(variance_like))},
       Entry{"aten::std", "correction", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(variance_like))},
+      Entry{"aten::native_batch_norm", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(batch_norm))},
+      Entry{"aten::native_batch_norm_backward", "",
+            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(batch_norm_backward))},
       Entry{"aten::relu", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(relu))},
       Entry{"aten::relu_", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(relu_in_place))},
       Entry{"aten::native_dropout_backward", "",
