@@ -12,10 +12,9 @@ at least 0.83. Exits non-zero if the final losses differ from the CPU's by more 
 
 from __future__ import annotations
 
-import sys
 import time
 
-from timing import device_argument, in_fresh_processes, report_and_exit
+from timing import in_fresh_processes, measure_or_compare
 
 BATCHES = [32, 29, 31, 17, 30, 25, 27, 19, 28, 23, 26, 21, 24, 18, 22, 20]
 
@@ -81,7 +80,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    device = device_argument()
-    if device is not None:
-        report_and_exit(measure(device))
-    sys.exit(main())
+    measure_or_compare(measure, main)

@@ -12,10 +12,9 @@ the tokens differ.
 
 from __future__ import annotations
 
-import sys
 import time
 
-from timing import device_argument, in_fresh_processes, report_and_exit
+from timing import in_fresh_processes, measure_or_compare
 
 NEW_TOKENS = 64
 
@@ -72,7 +71,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    device = device_argument()
-    if device is not None:
-        report_and_exit(measure(device))
-    sys.exit(main())
+    measure_or_compare(measure, main)

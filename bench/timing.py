@@ -59,6 +59,15 @@ def device_argument() -> str | None:
     return parser.parse_known_args()[0].device
 
 
+def measure_or_compare(measure: Callable[[str], dict[str, float]], compare: Callable[[], int]) -> None:
+    """A fresh-process benchmark's entry point. Started by `in_fresh_processes` with `--device`, it measures
+    that device and reports; started by a person, `compare` starts those processes and prints the table."""
+    device = device_argument()
+    if device is not None:
+        report_and_exit(measure(device))
+    sys.exit(compare())
+
+
 def report_and_exit(measurements: dict[str, float]) -> None:
     """The child's side of `in_fresh_processes`: its measurements, one JSON line, then exit."""
     print(json.dumps(measurements))
