@@ -462,6 +462,30 @@ std::tuple<Tensor, Tensor, Tensor> cpu_layer_norm(const Tensor& input, c10::SymI
           at::empty(statistics_shape, statistics_options)};
 }
 
+// native_layer_norm_backward as the CPU kernel lays it out: every gradient
+// contiguous, the parameters' like the parameters. A gradient asked for a
+// missing parameter fails inside the CPU kernel; such calls, and gradients
+// that are not the input's shape and dtype, are refused.
+std::tuple<Tensor, Tensor, Tensor> cpu_layer_norm_backward(const Tensor& grad_output, const Tensor& input,
+                                                           c10::SymIntArrayRef normalized_shape, const Tensor& mean,
+                                                           const Tensor& rstd,
+                                                           const std::optional<Tensor>& weight_argument,
+                                                           const std::optional<Tensor>& bias_argument,
+                                                           std::array<bool, 3> output_mask) {
+  const Tensor weight = weight_argument.value_or(Tensor());
+  const Tensor bias = bias_argument.value_or(Tensor());
+  const at::ScalarType dtype = input.scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf,
+              "no C++ meta kernel for this call");
+  TORCH_CHECK(grad_output.sizes() == input.sizes() && grad_output.scalar_type() == dtype && mean.defined() &&
+                  rstd.defined() && (!output_mask[1] || weight.defined()) && (!output_mask[2] || bias.defined()),
+              "no C++ meta kernel for this call");
+  at::native::_check_layer_norm_inputs(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias);
+  const auto contiguous_like = [](const Tensor& tensor) { return at::empty(tensor.sizes(), tensor.options()); };
+  return {output_mask[0] ? contiguous_like(input) : Tensor(), output_mask[1] ? contiguous_like(weight) : Tensor(),
+          output_mask[2] ? contiguous_like(bias) : Tensor()};
+}
+
 // In-place fills leave their tensor as it is (fill_.Scalar, zero_).
 Tensor& fill_with_scalar(Tensor& self, const Scalar& value) { return self; }
 Tensor& zero(Tensor& self) { return self; }
@@ -742,6 +766,8 @@ std::vector<Entry> transcribed_entries() {
       Entry{"aten::_scaled_dot_product_flash_attention_for_cpu_backward", "",
             c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_flash_attention_backward))},
       Entry{"aten::native_layer_norm", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_layer_norm))},
+      Entry{"aten::native_layer_norm_backward", "",
+            c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(cpu_layer_norm_backward))},
       Entry{"aten::fill_", "Scalar", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(fill_with_scalar))},
       Entry{"aten::zero_", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(zero))},
       Entry{"aten::index_select", "", c10::KernelFunction::makeFromUnboxedFunction(TORCH_FN(index_select))},
