@@ -88,6 +88,47 @@ def test_another_layout_class_runs_its_own_cpu_reference(base_shape, view):
     assert result.stride() == torch.cos(x).stride()
 
 
+BROADCAST_CALLS = {
+    # A mean's backward divides its gradient, expanded over the reduced dimensions.
+    "divide": lambda g, other: g / 64,
+    "add a dense tensor": lambda g, other: g + other,
+    "multiply a channels-last tensor": lambda g, other: g * other.contiguous(memory_format=torch.channels_last),
+    "clone": lambda g, other: g.clone(),
+    "sum": lambda g, other: g.sum((2, 3)),
+    "copy into a transposed tensor": lambda g, other: other.transpose(0, 1).copy_(g.transpose(0, 1)),
+}
+
+
+@pytest.mark.parametrize("call", list(BROADCAST_CALLS))
+def test_new_sizes_of_a_broadcast_input_run_no_cpu_reference(call):
+    # Expanded tensors (stride 0) are the gradients of reductions and broadcasts: every backward pass at a new
+    # batch size has them. Their layout follows from sizes, stride order and which dimensions are broadcast.
+    function = BROADCAST_CALLS[call]
+
+    def arguments(batch, device):
+        torch.manual_seed(batch)
+        gradient = torch.randn(batch, 6, 1, 1)
+        return gradient.to(device).expand(batch, 6, 5, 5), torch.randn(batch, 6, 5, 5).to(device)
+
+    function(*arguments(3, "axon"))  # proves the class
+    before = _runs()
+    for batch in (4, 9, 17):
+        result, expected = function(*arguments(batch, "axon")), function(*arguments(batch, "cpu"))
+        assert result.stride() == expected.stride()
+        torch.testing.assert_close(result.cpu(), expected)
+    assert _runs() == before
+
+
+def test_an_input_broadcast_along_other_dimensions_is_another_layout_class():
+    x = torch.randn(4, 1, 5).to("axon")
+    torch.exp(x.expand(4, 3, 5))
+    before = _runs()
+    y = torch.randn(1, 3, 5)
+    result = torch.exp(y.to("axon").expand(4, 3, 5))
+    assert _runs() == before + 1
+    torch.testing.assert_close(result.cpu(), torch.exp(y.expand(4, 3, 5)))
+
+
 def test_a_growing_attention_cache_runs_one_cpu_reference():
     """The decode-loop pattern: attention over one more key per step."""
     torch.manual_seed(0)

@@ -46,6 +46,30 @@ namespace {
 
 // ---- cache key ------------------------------------------------------------
 
+// Whether `tensor` is a non-overlapping dense tensor expanded along some
+// dimensions (stride 0): dropping those leaves strides that tile the storage
+// without gaps, each the product of the sizes inside it.
+bool is_broadcast_of_dense(const at::Tensor& tensor) {
+  std::vector<std::pair<int64_t, int64_t>> kept;  // (stride, size) of the dimensions that move
+  bool broadcast = false;
+  for (int64_t dim = 0; dim < tensor.dim(); ++dim) {
+    if (tensor.size(dim) < 2) continue;
+    if (tensor.stride(dim) == 0) {
+      broadcast = true;
+    } else {
+      kept.emplace_back(tensor.stride(dim), tensor.size(dim));
+    }
+  }
+  if (!broadcast) return false;
+  std::sort(kept.begin(), kept.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : kept) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
 // Everything a meta kernel can see, flattened into integers. Building fails
 // (returns false) for argument kinds we do not know how to describe, and
 // those calls are simply not cached.
@@ -166,11 +190,18 @@ class KeyBuilder {
   // which neighbours in that order are equal (kernels that pick a memory
   // format look at the strides of single dimensions too); the memory format
   // ATen suggests for it, loosely and exactly. Only non-overlapping dense
-  // tensors are described: in a sliced or expanded one, how the stride values
-  // compare with the sizes also decides layouts. A tensor sharing storage with
-  // an earlier argument is described only when it is the same view of it.
+  // tensors and broadcasts of them (expanded: stride 0 where the size is 2
+  // or more, as backward passes give) are described: there the strides
+  // follow from the sizes, the order and which dimensions are broadcast. In a
+  // sliced one, how the stride values compare with the sizes also decides
+  // layouts. A tensor sharing storage with an earlier argument is described
+  // only when it is the same view of it.
   bool layout_class(const at::Tensor& value) {
-    if (!value.is_non_overlapping_and_dense()) return false;
+    if (!value.is_non_overlapping_and_dense()) {
+      if (!is_broadcast_of_dense(value)) return false;
+      word(-6);
+      for (int64_t dim = 0; dim < value.dim(); ++dim) word(value.stride(dim) == 0 && value.size(dim) > 1);
+    }
     const c10::StorageImpl* storage = value.has_storage() ? value.storage().unsafeGetStorageImpl() : nullptr;
     if (storage != nullptr) {
       for (size_t index = 0; index < layout_views_.size(); ++index) {

@@ -18,7 +18,7 @@
 // layouts, later calls of the same layout class (the same operator,
 // dtypes, ranks, non-tensor values, dimensions of size 0, 1 or more, stride
 // order with its ties, suggested memory format and contiguity, every tensor
-// dense; only sizes differ) run the meta kernel alone. What
+// dense or a broadcast of a dense one; only sizes differ) run the meta kernel alone. What
 // that gives up: an error that only the CPU kernel raises at the new size
 // (the meta kernel checks shapes too) is raised by the next synchronizing
 // call instead of by the call itself; and where the CPU's layout choice turns
