@@ -33,10 +33,10 @@ def _batch_norm_inputs(n, channels_last=False, dtype=torch.float32):
     return x, torch.rand(3) + 0.5, torch.randn(3), torch.randn(3), torch.rand(3) + 0.5
 
 
-def _batch_norm_backward_inputs(n, channels_last=False):
+def _batch_norm_backward_inputs(n, channels_last=False, training=True):
     x, weight, bias, running_mean, running_var = _batch_norm_inputs(n, channels_last)
-    _, save_mean, save_invstd = torch.ops.aten.native_batch_norm(x, weight, bias, running_mean, running_var, True,
-                                                                 0.1, 1e-5)
+    _, save_mean, save_invstd = torch.ops.aten.native_batch_norm(x, weight, bias, running_mean, running_var,
+                                                                 training, 0.1, 1e-5)
     layout = torch.channels_last if channels_last else torch.contiguous_format
     grad = torch.randn(x.shape).contiguous(memory_format=layout)
     return grad, x, weight, running_mean, running_var, save_mean, save_invstd
@@ -105,6 +105,11 @@ CASES = {
         lambda *a: torch.ops.aten.native_batch_norm(*a, True, 0.1, 1e-5)),
     "batch_norm backward": (lambda n: _batch_norm_backward_inputs(n),
                             lambda *a: torch.ops.aten.native_batch_norm_backward(*a, True, 1e-5, [True, True, True])),
+    "batch_norm backward in evaluation": (
+        lambda n: _batch_norm_backward_inputs(n, training=False),
+        lambda *a: torch.ops.aten.native_batch_norm_backward(*a, False, 1e-5, [True, True, True])),
+    "where with a CPU number": (lambda n: (_bools(n), torch.randn(2, n), torch.tensor(0.5)), torch.where),
+    "logical_and with a CPU number": (lambda n: (torch.randn(2, n), torch.tensor(True)), torch.logical_and),
     "batch_norm backward channels last": (
         lambda n: _batch_norm_backward_inputs(n, channels_last=True),
         lambda *a: torch.ops.aten.native_batch_norm_backward(*a, True, 1e-5, [True, False, True])),
@@ -244,3 +249,66 @@ def test_masked_fill_of_an_expanded_tensor_warns_as_on_the_cpu():
         given.append([str(w.message) for w in caught])
         assert x.cpu().tolist() == [[1.0] * 40] * 3
     assert given[0] == given[1]
+
+
+def _runs():
+    return torch_axon._C._testing.reference_runs()
+
+
+@pytest.mark.parametrize("case", ["where with a CPU number", "logical_and with a CPU number"])
+def test_a_cpu_number_among_the_arguments_does_not_make_the_call_synchronous(case):
+    # A refused meta call runs the CPU kernel on the data, at every new size; these run the meta kernel alone.
+    make, function = CASES[case]
+    for n in (3, 4, 5):
+        function(*_on("axon", make(n)))
+    before = _runs()
+    for n in (6, 7, 8):
+        function(*_on("axon", make(n)))
+    assert _runs() == before
+
+
+def _compare_errors(call):
+    errors = []
+    for device in ("cpu", "axon"):
+        with pytest.raises(Exception) as raised:
+            call(device)
+            if device == "axon":
+                torch.axon.synchronize()
+        errors.append((type(raised.value), str(raised.value)))
+    assert errors[0] == errors[1]
+
+
+def test_arange_into_an_expanded_out_raises_at_the_call_after_a_valid_one():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.arange(0, 5, out=torch.empty(1, device="axon").expand(7))  # valid: resized, with a warning
+    # The same layout class; the CPU refuses writing into an expanded tensor of the right count.
+    _compare_errors(lambda d: torch.arange(0, 5, out=torch.empty(1, device=d).expand(5)))
+
+
+def test_attention_with_unequal_head_sizes_raises_at_the_call_after_valid_ones():
+    attention = torch.nn.functional.scaled_dot_product_attention
+    for length in (3, 4, 5):
+        attention(*(torch.rand(1, 2, length, 8, device="axon") for _ in range(3)))
+    _compare_errors(lambda d: attention(torch.rand(1, 2, 6, 8, device=d), torch.rand(1, 2, 6, 4, device=d),
+                                        torch.rand(1, 2, 6, 8, device=d)))
+
+
+@pytest.mark.parametrize("call", ["var of one element", "std over a dimension of one", "arange resizing its out"])
+def test_calls_the_cpu_warns_about_warn_on_axon_too(call):
+    import torch._meta_registrations  # noqa: F401
+
+    function = {"var of one element": lambda d: torch.ones(1, device=d).var(),
+                "std over a dimension of one": lambda d: torch.ones(3, 1, device=d).std(-1),
+                "arange resizing its out": lambda d: torch.arange(0, 10, out=torch.empty(5, device=d))}[call]
+    for warm_up in ("cpu", "axon"):  # TORCH_WARN_ONCE warnings are given once per process
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            function(warm_up)
+    given = []
+    for device in ("cpu", "axon"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            function(device)
+        given.append([str(w.message) for w in caught])
+    assert given[0] == given[1] and given[0]

@@ -320,7 +320,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   for (size_t i = 0; i < num_args; ++i) {
     if (plan.argument_is_mutable[i]) {
-      resize_like_meta(args[i], outcome->arguments_after[i], from_cache);
+      resize_like_meta(args[i], outcome->arguments_after[i], from_cache && outcome->warns_about_resized_outputs);
     }
   }
 

@@ -1,11 +1,9 @@
 #include "ops/native_meta_kernels.h"
 
-#include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/WrapDimUtils.h>
-#include <ATen/native/RangeUtils.h>
 #include <ATen/native/cpu/mixed_data_type.h>
 #include <ATen/native/layer_norm.h>
 #include <ATen/ops/_log_softmax_backward_data_meta_dispatch.h>
@@ -22,6 +20,7 @@
 #include <ATen/ops/amax_meta_dispatch.h>
 #include <ATen/ops/amin_meta_dispatch.h>
 #include <ATen/ops/any_meta_dispatch.h>
+#include <ATen/ops/arange_native.h>
 #include <ATen/ops/argmax_meta_dispatch.h>
 #include <ATen/ops/argmin_meta_dispatch.h>
 #include <ATen/ops/asin_meta_dispatch.h>
@@ -413,12 +412,33 @@ at::ScalarType computation_dtype(at::ScalarType dtype) {
   }
 }
 
+// Any call the transcriptions below do not follow the CPU kernel through is
+// refused; shape inference then runs the CPU kernel itself, with its own
+// errors and warnings.
+void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel for this call"); }
+
+// Calls the CPU attention kernel may refuse by their shapes are refused:
+// other than 4-D [batch, heads, length, head size] query, key and value of
+// one dtype with equal batches, heads and head sizes, key and value of equal
+// lengths, and a mask that is absent or 4-D.
+void refuse_unusual_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                              const std::optional<Tensor>& attention_mask) {
+  refuse_unless(query.dim() == 4 && key.dim() == 4 && value.dim() == 4);
+  refuse_unless(query.scalar_type() == key.scalar_type() && query.scalar_type() == value.scalar_type());
+  for (const int64_t dim : {0, 1, 3}) {
+    refuse_unless(query.size(dim) == key.size(dim) && query.size(dim) == value.size(dim));
+  }
+  refuse_unless(key.size(2) == value.size(2));
+  refuse_unless(!attention_mask.has_value() || !attention_mask->defined() || attention_mask->dim() == 4);
+}
+
 // (output, logsumexp): the output laid out like the query, logsumexp
 // [batch, heads, query length] over a [batch, query length, heads] buffer.
 std::tuple<Tensor, Tensor> cpu_flash_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                                double dropout_p, bool is_causal,
                                                const std::optional<Tensor>& attention_mask,
                                                std::optional<double> scale) {
+  refuse_unusual_attention(query, key, value, attention_mask);
   // ATen's own empty_like called directly: through the dispatcher its Meta kernel is Python too.
   Tensor attention = at::native::empty_like(query);
   Tensor logsumexp = at::empty({query.size(0), query.size(2), query.size(1)},
@@ -434,6 +454,8 @@ std::tuple<Tensor, Tensor, Tensor> cpu_flash_attention_backward(const Tensor& gr
                                                                 double dropout_p, bool is_causal,
                                                                 const std::optional<Tensor>& attention_mask,
                                                                 std::optional<double> scale) {
+  refuse_unusual_attention(query, key, value, attention_mask);
+  refuse_unless(grad_output.sizes() == output.sizes() && output.sizes() == query.sizes());
   const auto gradient_like = [](const Tensor& input) {
     return at::empty_permuted(input.sizes(), {0, 2, 1, 3}, input.options());
   };
@@ -501,33 +523,31 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 
 // Runs a TensorIterator from `inputs` into `out`, resizing it as the CPU
 // kernels built on one (logical_not, where) do. The iterator's layout rules
-// do not depend on the device, so it runs on the meta tensors themselves.
+// do not depend on the device, so it runs on the meta tensors themselves
+// (and on the 0-dim CPU tensors a call may mix in, which stay on the CPU).
 Tensor& iterate_into(Tensor& out, std::initializer_list<Tensor> inputs) {
   at::TensorIteratorConfig config;
-  config.check_all_same_dtype(false).add_output(out);
+  config.check_all_same_dtype(false).allow_cpu_scalars(true).add_output(out);
   for (const Tensor& input : inputs) config.add_const_input(input);
   config.build();
   return out;
 }
 
-// Any call the transcriptions below do not follow the CPU kernel through is
-// refused; shape inference then runs the CPU kernel itself, with its own
-// errors and warnings.
-void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel for this call"); }
-
 Tensor& logical_not_out(const Tensor& self, Tensor& out) { return iterate_into(out, {self}); }
 Tensor logical_not(const Tensor& self) {
-  Tensor out = at::empty({0}, self.options().dtype(at::kBool));
+  Tensor out = at::empty({0}, self.options().dtype(at::kBool).device(c10::kMeta));
   return iterate_into(out, {self});
 }
 
-// arange into `out`: the CPU kernel's element count (for the dtypes it
-// accepts; others are refused) reshapes `out` only if it holds another count.
+// arange into `out`: ATen's own kernel, which on a meta tensor checks the
+// range, resizes `out` (warning as on the CPU when it held elements) and
+// stops. An expanded `out` of the right count, which the CPU refuses when it
+// writes, is refused.
 Tensor& arange_out(const Scalar& start, const Scalar& end, const Scalar& step, Tensor& out) {
-  const int64_t size = AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "arange", [&] {
-    return at::native::compute_arange_size<scalar_t>(start, end, step);
-  });
-  if (out.numel() != size) out.resize_({size});
+  const bool expanded = at::has_internal_overlap(out) == at::MemOverlap::Yes;
+  const int64_t elements_before = out.numel();
+  at::native::arange_out(start, end, step, out);
+  refuse_unless(!expanded || out.numel() != elements_before);
   return out;
 }
 
@@ -545,7 +565,7 @@ Tensor& where_out(const Tensor& condition, const Tensor& self, const Tensor& oth
   return iterate_into(out, {condition, converted(self), converted(other)});
 }
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
-  Tensor out = at::empty({0}, self.options().dtype(at::result_type(self, other)));
+  Tensor out = at::empty({0}, self.options().dtype(at::result_type(self, other)).device(c10::kMeta));
   return where_out(condition, self, other, out);
 }
 
@@ -580,7 +600,7 @@ Tensor& logical_binary_out(const Tensor& self, const Tensor& other, Tensor& out)
   return iterate_into(out, {self, other});
 }
 Tensor logical_binary(const Tensor& self, const Tensor& other) {
-  Tensor out = at::empty({0}, self.options().dtype(at::kBool));
+  Tensor out = at::empty({0}, self.options().dtype(at::kBool).device(c10::kMeta));
   return iterate_into(out, {self, other});
 }
 
@@ -598,7 +618,8 @@ Tensor hardswish(const Tensor& self) {
 
 // var and std over dimensions: a contiguous reduction of the input's real
 // dtype. Calls whose CPU kernel may warn or refuse (no elements, a
-// correction other than 0 or 1, repeated or no dimensions) are refused.
+// correction other than 0 or 1, no degrees of freedom left, repeated or no
+// dimensions) are refused.
 Tensor variance_like(const Tensor& self, OptionalDims dims, const std::optional<Scalar>& correction, bool keepdim) {
   refuse_unless(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()));
   refuse_unless(self.dim() > 0 && self.numel() > 0);
@@ -616,13 +637,17 @@ Tensor variance_like(const Tensor& self, OptionalDims dims, const std::optional<
     }
   }
   std::vector<int64_t> sizes;
+  int64_t reduced_elements = 1;
   for (int64_t dim = 0; dim < self.dim(); ++dim) {
     if (!reduced[static_cast<size_t>(dim)]) {
       sizes.push_back(self.size(dim));
-    } else if (keepdim) {
-      sizes.push_back(1);
+    } else {
+      reduced_elements *= self.size(dim);
+      if (keepdim) sizes.push_back(1);
     }
   }
+  // No degrees of freedom left: the CPU warns on every such call.
+  refuse_unless(reduced_elements > (correction.has_value() ? correction->toDouble() : 1.0));
   return at::empty(sizes, self.options().dtype(c10::toRealValueType(self.scalar_type())));
 }
 
@@ -695,7 +720,12 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_output
   const Tensor running_var = running_var_argument.value_or(Tensor());
   const Tensor save_mean = save_mean_argument.value_or(Tensor());
   const Tensor save_invstd = save_invstd_argument.value_or(Tensor());
-  refuse_unusual_batch_norm(input, {weight, running_mean, running_var, save_mean, save_invstd});
+  // In evaluation the forward saved no statistics: autograd passes empty ones.
+  if (training) {
+    refuse_unusual_batch_norm(input, {weight, running_mean, running_var, save_mean, save_invstd});
+  } else {
+    refuse_unusual_batch_norm(input, {weight, running_mean, running_var});
+  }
   refuse_unless(grad_output.sizes() == input.sizes() && grad_output.scalar_type() == input.scalar_type());
   refuse_unless(training ? save_mean.defined() && save_invstd.defined()
                          : running_mean.defined() && running_var.defined());

@@ -579,6 +579,9 @@ std::vector<c10::Warning> call_meta(const c10::OperatorHandle& op, torch::jit::S
   return std::move(recorded.warnings);
 }
 
+// How ATen's resize_output begins its warning about a resized out= tensor.
+constexpr const char* kResizedOutputWarning = "An output with one or more elements was resized";
+
 // Of a first call's warnings, those a second identical call gives again
 // (TORCH_WARN_ONCE warnings are given once per process, as on the CPU).
 std::vector<c10::Warning> repeated_warnings(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
@@ -590,9 +593,8 @@ std::vector<c10::Warning> repeated_warnings(const c10::OperatorHandle& op, c10::
     return {};
   }
   // The caller warns about resized outputs itself (see infer_outputs).
-  const std::string resized = "An output with one or more elements was resized";
   warnings.erase(std::remove_if(warnings.begin(), warnings.end(),
-                                [&](const c10::Warning& w) { return w.msg().rfind(resized, 0) == 0; }),
+                                [&](const c10::Warning& w) { return w.msg().rfind(kResizedOutputWarning, 0) == 0; }),
                  warnings.end());
   return warnings;
 }
@@ -681,6 +683,11 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   // keeps the ones the CPU would give again on every call.
   for (const auto& warning : warnings) c10::warn(warning);
   if (!warnings.empty()) outcome->repeated_warnings = repeated_warnings(op, args);
+  // No recorded warning at all: a Python meta kernel warns through Python's own warnings.
+  outcome->warns_about_resized_outputs =
+      warnings.empty() || std::any_of(warnings.begin(), warnings.end(), [](const c10::Warning& warning) {
+        return warning.msg().rfind(kResizedOutputWarning, 0) == 0;
+      });
   // Compared as addresses go: a CPU result whose single dimension has another
   // stride than the meta kernel's (attention's query length of 1) holds its
   // elements where the meta layout does.
