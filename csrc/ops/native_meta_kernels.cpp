@@ -417,19 +417,26 @@ at::ScalarType computation_dtype(at::ScalarType dtype) {
 // errors and warnings.
 void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel for this call"); }
 
-// Calls the CPU attention kernel may refuse by their shapes are refused:
-// other than 4-D [batch, heads, length, head size] query, key and value of
-// one dtype with equal batches, heads and head sizes, key and value of equal
-// lengths, and a mask that is absent or 4-D.
-void refuse_unusual_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+// Calls the CPU attention kernel refuses are refused: dropout, other than
+// 4-D [batch, heads, length, head size] floating-point inputs, unequal head
+// sizes, a mask other than 2-D or 4-D or of another dtype than the query's or
+// float. So are calls it would read out of bounds on: query, key and value
+// of unequal dtypes or batches, key and value of unequal heads or lengths,
+// query heads that are no multiple of theirs (grouped-query attention is).
+void refuse_unusual_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
                               const std::optional<Tensor>& attention_mask) {
+  refuse_unless(dropout_p == 0.0 && at::isFloatingType(query.scalar_type()));
   refuse_unless(query.dim() == 4 && key.dim() == 4 && value.dim() == 4);
+  refuse_unless(query.size(3) == value.size(3) && key.size(3) == value.size(3));
   refuse_unless(query.scalar_type() == key.scalar_type() && query.scalar_type() == value.scalar_type());
-  for (const int64_t dim : {0, 1, 3}) {
-    refuse_unless(query.size(dim) == key.size(dim) && query.size(dim) == value.size(dim));
-  }
+  refuse_unless(query.size(0) == key.size(0) && query.size(0) == value.size(0));
+  refuse_unless(key.size(1) == value.size(1) && key.size(1) > 0 && query.size(1) % key.size(1) == 0);
   refuse_unless(key.size(2) == value.size(2));
-  refuse_unless(!attention_mask.has_value() || !attention_mask->defined() || attention_mask->dim() == 4);
+  if (attention_mask.has_value() && attention_mask->defined()) {
+    const Tensor& mask = *attention_mask;
+    refuse_unless(mask.dim() == 2 || mask.dim() == 4);
+    refuse_unless(mask.scalar_type() == at::kFloat || mask.scalar_type() == query.scalar_type());
+  }
 }
 
 // (output, logsumexp): the output laid out like the query, logsumexp
@@ -438,7 +445,7 @@ std::tuple<Tensor, Tensor> cpu_flash_attention(const Tensor& query, const Tensor
                                                double dropout_p, bool is_causal,
                                                const std::optional<Tensor>& attention_mask,
                                                std::optional<double> scale) {
-  refuse_unusual_attention(query, key, value, attention_mask);
+  refuse_unusual_attention(query, key, value, dropout_p, attention_mask);
   // ATen's own empty_like called directly: through the dispatcher its Meta kernel is Python too.
   Tensor attention = at::native::empty_like(query);
   Tensor logsumexp = at::empty({query.size(0), query.size(2), query.size(1)},
@@ -454,7 +461,7 @@ std::tuple<Tensor, Tensor, Tensor> cpu_flash_attention_backward(const Tensor& gr
                                                                 double dropout_p, bool is_causal,
                                                                 const std::optional<Tensor>& attention_mask,
                                                                 std::optional<double> scale) {
-  refuse_unusual_attention(query, key, value, attention_mask);
+  refuse_unusual_attention(query, key, value, dropout_p, attention_mask);
   refuse_unless(grad_output.sizes() == output.sizes() && output.sizes() == query.sizes());
   const auto gradient_like = [](const Tensor& input) {
     return at::empty_permuted(input.sizes(), {0, 2, 1, 3}, input.options());
