@@ -294,13 +294,35 @@ def test_attention_with_unequal_head_sizes_raises_at_the_call_after_valid_ones()
                                         torch.rand(1, 2, 6, 8, device=d)))
 
 
-@pytest.mark.parametrize("call", ["var of one element", "std over a dimension of one", "arange resizing its out"])
+def test_attention_with_a_mask_that_does_not_expand_raises_at_the_call_after_valid_ones():
+    attention = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    for length in (3, 4, 5):
+        attention(*(torch.rand(1, 2, length, 8, device="axon") for _ in range(3)),
+                  attn_mask=torch.zeros(length, length, device="axon"))
+    _compare_errors(lambda d: attention(*(torch.rand(1, 2, 6, 8, device=d) for _ in range(3)),
+                                        attn_mask=torch.zeros(6, 7, device=d)))
+
+
+def test_batch_norm_backward_with_saved_statistics_of_another_dtype_raises_at_the_call():
+    def call(device, saved_dtype):
+        x, weight, _, running_mean, running_var = (t.to(device) for t in _batch_norm_inputs(7))
+        saved = torch.empty(0, dtype=saved_dtype, device=device)
+        return torch.ops.aten.native_batch_norm_backward(torch.ones_like(x), x, weight, running_mean, running_var,
+                                                         saved, saved, False, 1e-5, [True, True, True])
+
+    call("axon", torch.float32)  # a valid evaluation-mode call proves the layout class
+    _compare_errors(lambda d: call(d, torch.float64))
+
+
+@pytest.mark.parametrize("call", ["var of one element", "std over a dimension of one", "arange resizing its out",
+                                  "range resizing its out"])
 def test_calls_the_cpu_warns_about_warn_on_axon_too(call):
     import torch._meta_registrations  # noqa: F401
 
     function = {"var of one element": lambda d: torch.ones(1, device=d).var(),
                 "std over a dimension of one": lambda d: torch.ones(3, 1, device=d).std(-1),
-                "arange resizing its out": lambda d: torch.arange(0, 10, out=torch.empty(5, device=d))}[call]
+                "arange resizing its out": lambda d: torch.arange(0, 10, out=torch.empty(5, device=d)),
+                "range resizing its out": lambda d: torch.range(0, 9, out=torch.empty(5, device=d))}[call]
     for warm_up in ("cpu", "axon"):  # TORCH_WARN_ONCE warnings are given once per process
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -311,4 +333,5 @@ def test_calls_the_cpu_warns_about_warn_on_axon_too(call):
             warnings.simplefilter("always")
             function(device)
         given.append([str(w.message) for w in caught])
-    assert given[0] == given[1] and given[0]
+    assert given[0] == given[1]
+    assert given[0] or call == "range resizing its out"  # range resizes silently: no resize warning on axon either

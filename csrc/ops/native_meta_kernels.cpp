@@ -418,14 +418,16 @@ at::ScalarType computation_dtype(at::ScalarType dtype) {
 void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel for this call"); }
 
 // Calls the CPU attention kernel refuses are refused: dropout, other than
-// 4-D [batch, heads, length, head size] floating-point inputs, unequal head
-// sizes, a mask other than 2-D or 4-D or of another dtype than the query's or
-// float. So are calls it would read out of bounds on: query, key and value
-// of unequal dtypes or batches, key and value of unequal heads or lengths,
-// query heads that are no multiple of theirs (grouped-query attention is).
+// 4-D [batch, heads, length, head size] inputs of a dtype it has a kernel
+// for, unequal head sizes, a mask other than 2-D or 4-D, of another dtype
+// than the query's or float, or that does not expand to the scores' shape. So are calls it would read out of bounds on:
+// query, key and value of unequal dtypes or batches, key and value of unequal heads or lengths, query heads that are no
+// multiple of theirs (grouped-query attention is).
 void refuse_unusual_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
                               const std::optional<Tensor>& attention_mask) {
-  refuse_unless(dropout_p == 0.0 && at::isFloatingType(query.scalar_type()));
+  const at::ScalarType dtype = query.scalar_type();
+  refuse_unless(dropout_p == 0.0 &&
+                (dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf));
   refuse_unless(query.dim() == 4 && key.dim() == 4 && value.dim() == 4);
   refuse_unless(query.size(3) == value.size(3) && key.size(3) == value.size(3));
   refuse_unless(query.scalar_type() == key.scalar_type() && query.scalar_type() == value.scalar_type());
@@ -435,7 +437,13 @@ void refuse_unusual_attention(const Tensor& query, const Tensor& key, const Tens
   if (attention_mask.has_value() && attention_mask->defined()) {
     const Tensor& mask = *attention_mask;
     refuse_unless(mask.dim() == 2 || mask.dim() == 4);
-    refuse_unless(mask.scalar_type() == at::kFloat || mask.scalar_type() == query.scalar_type());
+    refuse_unless(mask.scalar_type() == at::kFloat || mask.scalar_type() == dtype);
+    // The kernel expands the mask to [batch, query heads, query length, key length].
+    const auto expands_to = [](int64_t size, int64_t target) { return size == 1 || size == target; };
+    refuse_unless(
+        mask.numel() == 0 ||
+        (expands_to(mask.size(-2), query.size(2)) && expands_to(mask.size(-1), key.size(2)) &&
+         (mask.dim() == 2 || (expands_to(mask.size(0), query.size(0)) && expands_to(mask.size(1), query.size(1))))));
   }
 }
 
@@ -679,14 +687,23 @@ at::MemoryFormat dense_memory_format(const Tensor& tensor) {
 bool contiguous_if_given(const Tensor& tensor) { return !tensor.defined() || tensor.is_contiguous(); }
 
 // Refuses what the CPU kernel does not take as it is: no elements, dtypes it
-// has no kernel for, and per-channel tensors of another shape (which the
-// kernel does not check, and batch_norm checks before it).
-void refuse_unusual_batch_norm(const Tensor& input, std::initializer_list<Tensor> per_channel) {
+// has no kernel for, per-channel tensors of another shape (which the kernel
+// does not check, and batch_norm checks before it) or of another dtype than
+// the parameters' (the input's, or float beside a reduced-precision input).
+// `any_count`: tensors the kernel reads as 1-D whatever their length
+// (statistics evaluation did not save).
+void refuse_unusual_batch_norm(const Tensor& input, bool mixed, std::initializer_list<Tensor> per_channel,
+                               std::initializer_list<Tensor> any_count = {}) {
   const at::ScalarType dtype = input.scalar_type();
   refuse_unless(input.dim() >= 2 && input.numel() > 0);
   refuse_unless(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf);
+  const at::ScalarType parameter_dtype = mixed ? at::kFloat : dtype;
   for (const Tensor& tensor : per_channel) {
-    refuse_unless(!tensor.defined() || (tensor.dim() == 1 && tensor.numel() == input.size(1)));
+    refuse_unless(!tensor.defined() ||
+                  (tensor.dim() == 1 && tensor.numel() == input.size(1) && tensor.scalar_type() == parameter_dtype));
+  }
+  for (const Tensor& tensor : any_count) {
+    refuse_unless(!tensor.defined() || (tensor.dim() == 1 && tensor.scalar_type() == parameter_dtype));
   }
 }
 
@@ -699,10 +716,10 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm(const Tensor& input, const std::op
   const Tensor bias = bias_argument.value_or(Tensor());
   const Tensor running_mean = running_mean_argument.value_or(Tensor());
   const Tensor running_var = running_var_argument.value_or(Tensor());
-  refuse_unusual_batch_norm(input, {weight, bias, running_mean, running_var});
-  refuse_unless(training || (running_mean.defined() && running_var.defined()));
   const bool mixed = at::native::is_mixed_type(input, weight, bias, running_mean, running_var);
   if (mixed) at::native::check_mixed_data_type(input, weight, bias, running_mean, running_var);
+  refuse_unusual_batch_norm(input, mixed, {weight, bias, running_mean, running_var});
+  refuse_unless(training || (running_mean.defined() && running_var.defined()));
   const bool all_contiguous = dense_in_a_memory_format(input) && contiguous_if_given(weight) &&
                               contiguous_if_given(bias) && contiguous_if_given(running_mean) &&
                               contiguous_if_given(running_var);
@@ -727,17 +744,17 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_output
   const Tensor running_var = running_var_argument.value_or(Tensor());
   const Tensor save_mean = save_mean_argument.value_or(Tensor());
   const Tensor save_invstd = save_invstd_argument.value_or(Tensor());
+  const bool mixed = at::native::is_mixed_type(input, weight, running_mean, running_var, save_mean, save_invstd);
+  if (mixed) at::native::check_mixed_data_type(input, weight, running_mean, running_var, save_mean, save_invstd);
   // In evaluation the forward saved no statistics: autograd passes empty ones.
   if (training) {
-    refuse_unusual_batch_norm(input, {weight, running_mean, running_var, save_mean, save_invstd});
+    refuse_unusual_batch_norm(input, mixed, {weight, running_mean, running_var, save_mean, save_invstd});
   } else {
-    refuse_unusual_batch_norm(input, {weight, running_mean, running_var});
+    refuse_unusual_batch_norm(input, mixed, {weight, running_mean, running_var}, {save_mean, save_invstd});
   }
   refuse_unless(grad_output.sizes() == input.sizes() && grad_output.scalar_type() == input.scalar_type());
   refuse_unless(training ? save_mean.defined() && save_invstd.defined()
                          : running_mean.defined() && running_var.defined());
-  const bool mixed = at::native::is_mixed_type(input, weight, running_mean, running_var, save_mean, save_invstd);
-  if (mixed) at::native::check_mixed_data_type(input, weight, running_mean, running_var, save_mean, save_invstd);
   const bool all_contiguous = dense_in_a_memory_format(input) && dense_in_a_memory_format(grad_output) &&
                               input.suggest_memory_format() == grad_output.suggest_memory_format();
   const auto parameter_options = input.options().dtype(mixed ? at::kFloat : input.scalar_type());

@@ -437,8 +437,17 @@ void check_out_variant(const OperatorPlan& plan, const torch::jit::Stack& stand_
 
 // Swallows warnings: stand-in runs are an implementation detail, and their
 // warnings (e.g. about resized outputs) are not about the user's call.
+// How ATen's resize_output begins its warning about a resized out= tensor.
+constexpr const char* kResizedOutputWarning = "An output with one or more elements was resized";
+
+// Swallows the warnings of the CPU reference run, which are not about the
+// user's call, noting whether the kernel gave ATen's warning about an out=
+// tensor it resized (then a cached call resizing one gives it too).
 struct QuietWarnings final : c10::WarningHandler {
-  void process(const c10::Warning& /*warning*/) override {}
+  void process(const c10::Warning& warning) override {
+    if (warning.msg().rfind(kResizedOutputWarning, 0) == 0) resized_an_output = true;
+  }
+  bool resized_an_output = false;
 };
 
 // Host memory of large stand-ins goes back to the system at once: glibc
@@ -530,6 +539,7 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
       break;
     }
   }
+  outcome.warns_about_resized_outputs = quiet.resized_an_output;
   if (!accepted || flags_changed) {
     outcome.needs_data = true;
   } else {
@@ -578,9 +588,6 @@ std::vector<c10::Warning> call_meta(const c10::OperatorHandle& op, torch::jit::S
   }
   return std::move(recorded.warnings);
 }
-
-// How ATen's resize_output begins its warning about a resized out= tensor.
-constexpr const char* kResizedOutputWarning = "An output with one or more elements was resized";
 
 // Of a first call's warnings, those a second identical call gives again
 // (TORCH_WARN_ONCE warnings are given once per process, as on the CPU).
@@ -683,11 +690,6 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   // keeps the ones the CPU would give again on every call.
   for (const auto& warning : warnings) c10::warn(warning);
   if (!warnings.empty()) outcome->repeated_warnings = repeated_warnings(op, args);
-  // No recorded warning at all: a Python meta kernel warns through Python's own warnings.
-  outcome->warns_about_resized_outputs =
-      warnings.empty() || std::any_of(warnings.begin(), warnings.end(), [](const c10::Warning& warning) {
-        return warning.msg().rfind(kResizedOutputWarning, 0) == 0;
-      });
   // Compared as addresses go: a CPU result whose single dimension has another
   // stride than the meta kernel's (attention's query length of 1) holds its
   // elements where the meta layout does.

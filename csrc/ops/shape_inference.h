@@ -49,10 +49,11 @@ struct MetaOutcome {
   // process: replayed on each call the cache answers. (Resized out= tensors
   // are warned about by the caller, which sees the real tensors.)
   std::vector<c10::Warning> repeated_warnings;
-  // A cached call that resizes a non-empty out= tensor warns as ATen's
-  // resize_output does, unless the first call's meta run gave other warnings
-  // and not that one (arange has its own, among the repeated ones).
-  bool warns_about_resized_outputs = true;
+  // The CPU kernel, run on stand-ins, warned about resizing a non-empty out=
+  // tensor as ATen's resize_output does: a cached call resizing one warns the
+  // same. (Kernels that resize silently, or with a warning of their own, as
+  // arange does, among the repeated ones, do not.)
+  bool warns_about_resized_outputs = false;
   // The meta kernel's own output metadata (sizes, strides, dtypes of the
   // returns and of the arguments after the call), before the CPU's metadata
   // replaced it: a call that differs only in a Scalar's value may reuse this
