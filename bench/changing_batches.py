@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from timing import in_fresh_processes, measure_or_compare
+from timing import in_fresh_processes, measure_or_compare, print_table
 
 BATCHES = [32, 29, 31, 17, 30, 25, 27, 19, 28, 23, 26, 21, 24, 18, 22, 20]
 
@@ -66,13 +66,13 @@ def measure(device: str) -> dict[str, float]:
 def main() -> int:
     best = in_fresh_processes(__file__)
     cpu, axon = best["cpu"], best["axon"]
-    print(f"{'training, batch size changing, ms per step':44} {'cpu':>8} {'axon':>8} {'cpu/axon':>9}")
+    rows = []
+    for name in ("mlp", "cnn"):
+        for step, label in (("first", "first step of the process"), ("later", "later steps, each a new size")):
+            rows.append((f"{name}, {label}", cpu[f"{name} {step}"] * 1e3, axon[f"{name} {step}"] * 1e3))
+    print_table("Training, batch size changing: time per step", rows, "ms", "cpu/axon")
     failed = False
     for name in ("mlp", "cnn"):
-        for step in ("first", "later"):
-            key = f"{name} {step}"
-            label = f"{name}, {'first step of the process' if step == 'first' else 'later steps, each a new size'}"
-            print(f"{label:44} {cpu[key] * 1e3:8.2f} {axon[key] * 1e3:8.2f} {cpu[key] / axon[key]:9.2f}")
         if abs(cpu[f"{name} loss"] - axon[f"{name} loss"]) > 1e-4:
             print(f"{name}: final loss {axon[name + ' loss']} on axon, {cpu[name + ' loss']} on the CPU")
             failed = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from timing import in_fresh_processes, measure_or_compare
+from timing import in_fresh_processes, measure_or_compare, print_table
 
 NEW_TOKENS = 64
 
@@ -58,12 +58,13 @@ def measure(device: str) -> dict[str, float]:
 def main() -> int:
     best = in_fresh_processes(__file__)
     cpu, axon = best["cpu"], best["axon"]
-    print(f"{'generate, ms per new token':36} {'cpu':>8} {'axon':>8} {'cpu/axon':>9}")
-    failed = False
+    rows = []
     for name in ("gpt2", "llama"):
         for call, label in (("first", "first call (new shapes)"), ("again", "second call (shapes seen)")):
-            key = f"{name} {call}"
-            print(f"{name + ', ' + label:36} {cpu[key] * 1e3:8.3f} {axon[key] * 1e3:8.3f} {cpu[key] / axon[key]:9.2f}")
+            rows.append((f"{name}, {label}", cpu[f"{name} {call}"] * 1e3, axon[f"{name} {call}"] * 1e3))
+    print_table("generate: time per new token", rows, "ms", "cpu/axon")
+    failed = False
+    for name in ("gpt2", "llama"):
         if cpu[f"{name} tokens"] != axon[f"{name} tokens"]:
             print(f"{name}: the generated tokens differ")
             failed = True

@@ -44,12 +44,15 @@ def seconds_per_call(function: Callable[[], object], device: str, *, min_time: f
 
 
 def print_table(title: str, rows: list[tuple[str, float, float]], unit: str, ratio_label: str) -> None:
-    """rows: (name, cpu value, axon value)."""
+    """rows: (name, cpu value, axon value). `ratio_label` is "axon/cpu" or "cpu/axon", the ratio printed."""
+    assert ratio_label in ("axon/cpu", "cpu/axon")
+    width = max([34] + [len(name) + 2 for name, _, _ in rows])
     print(f"\n{title}")
-    print(f"{'benchmark':<34}{'cpu ' + unit:>16}{'axon ' + unit:>16}{ratio_label:>16}")
+    print(f"{'benchmark':<{width}}{'cpu ' + unit:>16}{'axon ' + unit:>16}{ratio_label:>16}")
     for name, cpu_value, axon_value in rows:
-        ratio = axon_value / cpu_value if cpu_value else float("nan")
-        print(f"{name:<34}{cpu_value:>16.3f}{axon_value:>16.3f}{ratio:>16.2f}")
+        numerator, denominator = (axon_value, cpu_value) if ratio_label == "axon/cpu" else (cpu_value, axon_value)
+        ratio = numerator / denominator if denominator else float("nan")
+        print(f"{name:<{width}}{cpu_value:>16.3f}{axon_value:>16.3f}{ratio:>16.2f}")
 
 
 def device_argument() -> str | None:

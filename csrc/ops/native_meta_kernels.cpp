@@ -417,6 +417,12 @@ at::ScalarType computation_dtype(at::ScalarType dtype) {
 // errors and warnings.
 void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel for this call"); }
 
+// The floating dtypes the CPU's attention and normalization kernels have
+// kernels for.
+bool is_normalization_dtype(at::ScalarType dtype) {
+  return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf;
+}
+
 // Calls the CPU attention kernel refuses are refused: dropout, other than
 // 4-D [batch, heads, length, head size] inputs of a dtype it has a kernel
 // for, unequal head sizes, a mask other than 2-D or 4-D, of another dtype
@@ -426,8 +432,7 @@ void refuse_unless(bool condition) { TORCH_CHECK(condition, "no C++ meta kernel 
 void refuse_unusual_attention(const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p,
                               const std::optional<Tensor>& attention_mask) {
   const at::ScalarType dtype = query.scalar_type();
-  refuse_unless(dropout_p == 0.0 &&
-                (dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf));
+  refuse_unless(dropout_p == 0.0 && is_normalization_dtype(dtype));
   refuse_unless(query.dim() == 4 && key.dim() == 4 && value.dim() == 4);
   refuse_unless(query.size(3) == value.size(3) && key.size(3) == value.size(3));
   refuse_unless(query.scalar_type() == key.scalar_type() && query.scalar_type() == value.scalar_type());
@@ -512,11 +517,9 @@ std::tuple<Tensor, Tensor, Tensor> cpu_layer_norm_backward(const Tensor& grad_ou
   const Tensor weight = weight_argument.value_or(Tensor());
   const Tensor bias = bias_argument.value_or(Tensor());
   const at::ScalarType dtype = input.scalar_type();
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf,
-              "no C++ meta kernel for this call");
-  TORCH_CHECK(grad_output.sizes() == input.sizes() && grad_output.scalar_type() == dtype && mean.defined() &&
-                  rstd.defined() && (!output_mask[1] || weight.defined()) && (!output_mask[2] || bias.defined()),
-              "no C++ meta kernel for this call");
+  refuse_unless(is_normalization_dtype(dtype));
+  refuse_unless(grad_output.sizes() == input.sizes() && grad_output.scalar_type() == dtype && mean.defined() &&
+                rstd.defined() && (!output_mask[1] || weight.defined()) && (!output_mask[2] || bias.defined()));
   at::native::_check_layer_norm_inputs(input, C10_AS_INTARRAYREF_SLOW(normalized_shape), weight, bias);
   const auto contiguous_like = [](const Tensor& tensor) { return at::empty(tensor.sizes(), tensor.options()); };
   return {output_mask[0] ? contiguous_like(input) : Tensor(), output_mask[1] ? contiguous_like(weight) : Tensor(),
@@ -696,7 +699,7 @@ void refuse_unusual_batch_norm(const Tensor& input, bool mixed, std::initializer
                                std::initializer_list<Tensor> any_count = {}) {
   const at::ScalarType dtype = input.scalar_type();
   refuse_unless(input.dim() >= 2 && input.numel() > 0);
-  refuse_unless(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf);
+  refuse_unless(is_normalization_dtype(dtype));
   const at::ScalarType parameter_dtype = mixed ? at::kFloat : dtype;
   for (const Tensor& tensor : per_channel) {
     refuse_unless(!tensor.defined() ||
