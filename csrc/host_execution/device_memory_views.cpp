@@ -47,13 +47,25 @@ void widen(std::size_t& begin, std::size_t& end, std::pair<std::size_t, std::siz
 // A tensor over `storage` (dispatched as `key`) that sees its bytes as
 // `like` sees its own: sizes, strides, offset, dtype, and the lazy
 // conjugation / negation flags, which live on the tensor, not in the bytes.
-at::Tensor viewed_like(const at::Tensor& like, const c10::Storage& storage, c10::DispatchKey key) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(storage), c10::DispatchKeySet(key), like.dtype());
-  impl->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+at::Tensor view_over(const c10::Storage& storage, c10::DispatchKey key, caffe2::TypeMeta dtype, c10::IntArrayRef sizes,
+                     c10::IntArrayRef strides, int64_t offset, bool conj, bool neg) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(storage), c10::DispatchKeySet(key), dtype);
+  impl->set_sizes_and_strides(sizes, strides, offset);
   at::Tensor tensor(std::move(impl));
-  tensor._set_conj(like.is_conj());
-  tensor._set_neg(like.is_neg());
+  tensor._set_conj(conj);
+  tensor._set_neg(neg);
   return tensor;
+}
+
+at::Tensor viewed_like(const at::Tensor& like, const c10::Storage& storage, c10::DispatchKey key) {
+  return view_over(storage, key, like.dtype(), like.sizes(), like.strides(), like.storage_offset(), like.is_conj(),
+                   like.is_neg());
+}
+
+// A CPU storage over `bytes` host bytes at `data`, owning nothing.
+c10::Storage host_storage_over(void* data, std::size_t bytes) {
+  return c10::Storage(c10::Storage::use_byte_size_t(), bytes, c10::DataPtr(data, c10::Device(c10::kCPU)),
+                      /*allocator=*/nullptr, /*resizable=*/false);
 }
 
 }  // namespace
@@ -76,9 +88,7 @@ HostAliases::StorageView& HostAliases::view_of(const at::Tensor& tensor) {
       host_data = view.staging.get();
     }
   }
-  view.host_storage = c10::Storage(c10::Storage::use_byte_size_t(), device_storage.nbytes(),
-                                   c10::DataPtr(host_data, c10::Device(c10::kCPU)), /*allocator=*/nullptr,
-                                   /*resizable=*/false);
+  view.host_storage = host_storage_over(host_data, device_storage.nbytes());
   storages_.push_back(std::move(view));
   return storages_.back();
 }
@@ -165,6 +175,57 @@ void HostAliases::stage_out(axon_stream stream) {
   if (buffers->empty()) return;
   // Released in stream order: by then the copies above have read the staging bytes.
   launch_on_stream(stream, "releasing host staging buffers", [buffers]() mutable { buffers->clear(); });
+}
+
+std::optional<std::size_t> DeferredAliases::add(const at::Tensor& tensor) {
+  const c10::TensorImpl* impl = tensor.unsafeGetTensorImpl();
+  for (std::size_t i = 0; i < views_.size(); ++i) {
+    if (views_[i].device == impl) return i;
+  }
+  if (!host_addressable(tensor.device().index())) return std::nullopt;
+  const c10::Storage& device_storage = tensor.storage();
+  std::size_t storage = 0;
+  while (storage < storages_.size() && storages_[storage].device != device_storage.unsafeGetStorageImpl()) ++storage;
+  if (storage == storages_.size()) {
+    Storage added;
+    added.device = device_storage.unsafeGetStorageImpl();
+    added.nbytes = device_storage.nbytes();
+    void* device_bytes = const_cast<void*>(device_storage.data());
+    if (device_bytes != nullptr && added.nbytes > 0) {
+      AXON_CHECK(axon_memory_host_view(device_bytes, &added.host), "mapping device memory for a kernel");
+    }
+    storages_.push_back(added);
+  }
+  Storage& covered = storages_[storage];
+  widen(covered.begin, covered.end, byte_extent(tensor));
+  View view;
+  view.device = impl;
+  view.storage = storage;
+  view.sizes.assign(tensor.sizes().begin(), tensor.sizes().end());
+  view.strides.assign(tensor.strides().begin(), tensor.strides().end());
+  view.offset = tensor.storage_offset();
+  view.dtype = tensor.dtype();
+  view.conj = tensor.is_conj();
+  view.neg = tensor.is_neg();
+  views_.push_back(std::move(view));
+  return views_.size() - 1;
+}
+
+std::size_t DeferredAliases::bytes_covered() const {
+  std::size_t bytes = 0;
+  for (const Storage& storage : storages_) bytes += storage.end - storage.begin;
+  return bytes;
+}
+
+c10::SmallVector<at::Tensor, 4> DeferredAliases::make() const {
+  c10::SmallVector<c10::Storage, 4> storages;
+  for (const Storage& storage : storages_) storages.push_back(host_storage_over(storage.host, storage.nbytes));
+  c10::SmallVector<at::Tensor, 4> aliases;
+  for (const View& view : views_) {
+    aliases.push_back(view_over(storages[view.storage], c10::DispatchKey::CPU, view.dtype, view.sizes, view.strides,
+                                view.offset, view.conj, view.neg));
+  }
+  return aliases;
 }
 
 bool host_addressable(c10::DeviceIndex device) {

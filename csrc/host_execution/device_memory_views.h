@@ -17,8 +17,10 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 #include <c10/core/Allocator.h>
+#include <c10/util/SmallVector.h>
 
 #include <cstddef>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -89,6 +91,49 @@ class HostAliases {
 
   std::vector<StorageView> storages_;
   std::vector<std::pair<const c10::TensorImpl*, at::Tensor>> tensors_;
+};
+
+// Host aliases described on the thread that queues a kernel and made by the
+// worker that runs it, for memory the host can address. They share as
+// HostAliases' do (one CPU storage per axon storage, one alias per axon
+// tensor), but the CPU TensorImpls and storages are built, used and freed on
+// the worker: the thread dispatching operators only copies a few numbers per
+// tensor. Why: building and later freeing them was a fifth of a tiny
+// operator's time on the dispatching thread, which bounds the rate at which
+// small operators reach the device (docs/benchmarks.md).
+class DeferredAliases {
+ public:
+  // Records axon tensor `tensor` and returns the position make() gives its
+  // alias, or nothing when the host cannot address its memory (then use
+  // HostAliases, which stages it).
+  std::optional<std::size_t> add(const at::Tensor& tensor);
+
+  // Bytes of device memory the recorded tensors cover.
+  std::size_t bytes_covered() const;
+
+  // On the worker: the aliases, in the order add() numbered them.
+  c10::SmallVector<at::Tensor, 4> make() const;
+
+ private:
+  struct Storage {
+    const c10::StorageImpl* device = nullptr;  // identity only: never dereferenced after add()
+    void* host = nullptr;
+    std::size_t nbytes = 0;
+    std::size_t begin = 0, end = 0;  // the bytes the recorded tensors cover
+  };
+  struct View {
+    const c10::TensorImpl* device = nullptr;  // identity only
+    std::size_t storage = 0;
+    c10::SmallVector<int64_t, 5> sizes;
+    c10::SmallVector<int64_t, 5> strides;
+    int64_t offset = 0;
+    caffe2::TypeMeta dtype;
+    bool conj = false;
+    bool neg = false;
+  };
+
+  c10::SmallVector<Storage, 4> storages_;
+  c10::SmallVector<View, 4> views_;
 };
 
 // One-off alias of a single axon tensor, for code other than kernel bodies

@@ -186,6 +186,85 @@ void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) 
   for (size_t i = 0; i < destinations.size(); ++i) destinations.get(i).copy_(results.get(i));
 }
 
+// Queues a call whose host aliases the worker makes (DeferredAliases), for
+// the kOutVariant, kInPlace and kCopyBack strategies (see the switch in
+// stream_kernel for what each does). Returns false, having queued nothing,
+// for calls it cannot describe that way: tensor lists, a random generator,
+// memory the host cannot address.
+bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorPlan& plan, Strategy strategy,
+                                  c10::ArrayRef<c10::IValue> args, const std::vector<c10::IValue>& results,
+                                  axon_stream stream) {
+  if (plan.generator_argument >= 0) return false;
+  DeferredAliases aliases;
+  // Per operand of the CPU kernel: its value (non-tensors, CPU numbers,
+  // undefined tensors), or the position of its alias.
+  c10::SmallVector<c10::IValue, 8> values;
+  c10::SmallVector<int, 8> operand_aliases;
+  const auto add_operand = [&](const c10::IValue& operand) {
+    if (operand.isTensorList() || operand.isOptionalTensorList()) return false;
+    if (operand.isTensor() && operand.toTensor().defined() && operand.toTensor().is_privateuseone()) {
+      const std::optional<size_t> position = aliases.add(operand.toTensor());
+      if (!position.has_value()) return false;
+      values.emplace_back();
+      operand_aliases.push_back(static_cast<int>(*position));
+    } else {
+      values.push_back(operand.isTensor() ? c10::IValue(value_at_call(operand.toTensor()))
+                                          : retarget_device(operand, c10::kCPU));
+      operand_aliases.push_back(-1);
+    }
+    return true;
+  };
+  for (const c10::IValue& arg : args) {
+    if (!add_operand(arg)) return false;
+  }
+  // kCopyBack: where each fresh result is delivered (-1: none, or returned aliasing an argument).
+  c10::SmallVector<int, 4> result_aliases;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (strategy == Strategy::kOutVariant) {
+      if (!add_operand(results[i])) return false;
+    } else if (strategy == Strategy::kCopyBack) {
+      if (!results[i].isTensor()) return false;
+      if (plan.return_argument[i] >= 0 || !results[i].toTensor().defined()) {
+        result_aliases.push_back(-1);  // nothing to deliver
+        continue;
+      }
+      const std::optional<size_t> position = aliases.add(results[i].toTensor());
+      if (!position.has_value()) return false;
+      result_aliases.push_back(static_cast<int>(*position));
+    }
+  }
+  const c10::OperatorHandle kernel = strategy == Strategy::kOutVariant ? *plan.out_operator : op;
+  const size_t bytes = aliases.bytes_covered();
+  launch_on_stream(stream, plan.name.c_str(), bytes,
+                   [kernel, values = std::move(values), operand_aliases = std::move(operand_aliases),
+                    result_aliases = std::move(result_aliases), aliases = std::move(aliases)]() {
+                     // Made, used and freed here on the worker; the values stay with the launch.
+                     const c10::SmallVector<at::Tensor, 4> made = aliases.make();
+                     torch::jit::Stack stack;
+                     stack.reserve(values.size());
+                     for (size_t i = 0; i < values.size(); ++i) {
+                       stack.push_back(operand_aliases[i] >= 0 ? c10::IValue(made[operand_aliases[i]]) : values[i]);
+                     }
+                     if (result_aliases.empty()) {
+                       kernel.callBoxed(stack);
+                       return;
+                     }
+                     std::vector<at::Tensor> destinations(result_aliases.size());
+                     for (size_t i = 0; i < result_aliases.size(); ++i) {
+                       if (result_aliases[i] >= 0) destinations[i] = made[result_aliases[i]];
+                     }
+                     run_with_results_in_place(destinations, [&] {
+                       kernel.callBoxed(stack);
+                       std::vector<at::Tensor> built(destinations.size());
+                       for (size_t i = 0; i < destinations.size(); ++i) {
+                         if (destinations[i].defined()) built[i] = stack[i].toTensor();
+                       }
+                       return built;
+                     });
+                   });
+  return true;
+}
+
 // ---- execution strategies -------------------------------------------------
 
 // Whether a tensor in the argument has elements sharing memory (expanded):
@@ -330,6 +409,14 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
 
+  const Strategy strategy =
+      plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant ? Strategy::kCopyBack : plan.strategy;
+  if (launch_with_deferred_aliases(op, plan, strategy, args, results, stream)) {
+    torch::jit::drop(*stack, num_args);
+    for (auto& result : results) stack->push_back(std::move(result));
+    return;
+  }
+
   HostAliases aliases;
   torch::jit::Stack cpu_stack = host_aliases(plan, args, aliases);
   // The launch holds only aliases and values made for this call (host_aliases takes CPU numbers' values).
@@ -338,8 +425,6 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
 
-  const Strategy strategy =
-      plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant ? Strategy::kCopyBack : plan.strategy;
   switch (strategy) {
     case Strategy::kOutVariant: {
       for (const auto& result : results) cpu_stack.push_back(aliases.alias(result, Access::overwrite));

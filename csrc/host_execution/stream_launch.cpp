@@ -145,4 +145,10 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& 
   aliases.stage_out(stream);
 }
 
+void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
+                      std::function<void()> body) {
+  destroy_finished_launches();
+  launch_task(stream, kernel_name, std::move(body), bytes_covered < kSerialBelowBytes, LaunchRelease::kByQueuingThread);
+}
+
 }  // namespace axon

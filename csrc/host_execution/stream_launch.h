@@ -1,6 +1,7 @@
 // Queues host-side kernel bodies on an axon stream.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 #include "axon/stream.h"
@@ -33,5 +34,13 @@ enum class LaunchRelease {
 // written bytes staged out after it, on the same stream.
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
                       LaunchRelease release = LaunchRelease::kOnWorker);
+
+// The same for a kernel that makes its host aliases itself on the worker
+// (DeferredAliases::make), over `bytes_covered` bytes of device memory
+// (DeferredAliases::bytes_covered). The launch is destroyed as
+// kByQueuingThread says, so `body` keeps that rule: it captures nothing but
+// the aliases' description and values made for the call, and consumes copies.
+void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
+                      std::function<void()> body);
 
 }  // namespace axon
