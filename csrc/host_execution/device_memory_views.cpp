@@ -177,12 +177,11 @@ void HostAliases::stage_out(axon_stream stream) {
   launch_on_stream(stream, "releasing host staging buffers", [buffers]() mutable { buffers->clear(); });
 }
 
-std::optional<std::size_t> DeferredAliases::add(const at::Tensor& tensor) {
+std::size_t DeferredAliases::add(const at::Tensor& tensor) {
   const c10::TensorImpl* impl = tensor.unsafeGetTensorImpl();
   for (std::size_t i = 0; i < views_.size(); ++i) {
     if (views_[i].device == impl) return i;
   }
-  if (!host_addressable(tensor.device().index())) return std::nullopt;
   const c10::Storage& device_storage = tensor.storage();
   std::size_t storage = 0;
   while (storage < storages_.size() && storages_[storage].device != device_storage.unsafeGetStorageImpl()) ++storage;

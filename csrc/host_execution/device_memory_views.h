@@ -20,7 +20,6 @@
 #include <c10/util/SmallVector.h>
 
 #include <cstddef>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -103,10 +102,10 @@ class HostAliases {
 // small operators reach the device (docs/benchmarks.md).
 class DeferredAliases {
  public:
-  // Records axon tensor `tensor` and returns the position make() gives its
-  // alias, or nothing when the host cannot address its memory (then use
-  // HostAliases, which stages it).
-  std::optional<std::size_t> add(const at::Tensor& tensor);
+  // Records axon tensor `tensor`, whose memory the host must be able to
+  // address (host_addressable; HostAliases stages other memory), and returns
+  // the position make() gives its alias.
+  std::size_t add(const at::Tensor& tensor);
 
   // Bytes of device memory the recorded tensors cover.
   std::size_t bytes_covered() const;

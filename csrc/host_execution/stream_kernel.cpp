@@ -186,6 +186,21 @@ void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) 
   for (size_t i = 0; i < destinations.size(); ++i) destinations.get(i).copy_(results.get(i));
 }
 
+// Runs `op` on `stack` (host aliases) with its fresh results built in
+// `destinations`, their host aliases, where the kernel lets them
+// (results_in_place.h); undefined destinations get nothing.
+void call_with_results_in_place(const c10::OperatorHandle& op, torch::jit::Stack stack,
+                                const std::vector<at::Tensor>& destinations) {
+  run_with_results_in_place(destinations, [&] {
+    op.callBoxed(stack);
+    std::vector<at::Tensor> results(destinations.size());
+    for (size_t i = 0; i < destinations.size(); ++i) {
+      if (destinations[i].defined()) results[i] = stack[i].toTensor();
+    }
+    return results;
+  });
+}
+
 // Queues a call whose host aliases the worker makes (DeferredAliases), for
 // the kOutVariant, kInPlace and kCopyBack strategies (see the switch in
 // stream_kernel for what each does). Returns false, having queued nothing,
@@ -193,44 +208,39 @@ void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) 
 // memory the host cannot address.
 bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorPlan& plan, Strategy strategy,
                                   c10::ArrayRef<c10::IValue> args, const std::vector<c10::IValue>& results,
-                                  axon_stream stream) {
-  if (plan.generator_argument >= 0) return false;
+                                  c10::Device device, axon_stream stream) {
+  // Decided before anything is made for the call (value_at_call copies CPU numbers).
+  if (plan.generator_argument >= 0 || !host_addressable(device.index())) return false;
+  const auto is_list = [](const c10::IValue& value) { return value.isTensorList() || value.isOptionalTensorList(); };
+  if (std::any_of(args.begin(), args.end(), is_list)) return false;
+  if (strategy != Strategy::kInPlace &&
+      !std::all_of(results.begin(), results.end(), [](const c10::IValue& result) { return result.isTensor(); })) {
+    return false;
+  }
   DeferredAliases aliases;
   // Per operand of the CPU kernel: its value (non-tensors, CPU numbers,
   // undefined tensors), or the position of its alias.
   c10::SmallVector<c10::IValue, 8> values;
   c10::SmallVector<int, 8> operand_aliases;
   const auto add_operand = [&](const c10::IValue& operand) {
-    if (operand.isTensorList() || operand.isOptionalTensorList()) return false;
     if (operand.isTensor() && operand.toTensor().defined() && operand.toTensor().is_privateuseone()) {
-      const std::optional<size_t> position = aliases.add(operand.toTensor());
-      if (!position.has_value()) return false;
       values.emplace_back();
-      operand_aliases.push_back(static_cast<int>(*position));
+      operand_aliases.push_back(static_cast<int>(aliases.add(operand.toTensor())));
     } else {
       values.push_back(operand.isTensor() ? c10::IValue(value_at_call(operand.toTensor()))
                                           : retarget_device(operand, c10::kCPU));
       operand_aliases.push_back(-1);
     }
-    return true;
   };
-  for (const c10::IValue& arg : args) {
-    if (!add_operand(arg)) return false;
-  }
+  for (const c10::IValue& arg : args) add_operand(arg);
   // kCopyBack: where each fresh result is delivered (-1: none, or returned aliasing an argument).
   c10::SmallVector<int, 4> result_aliases;
   for (size_t i = 0; i < results.size(); ++i) {
     if (strategy == Strategy::kOutVariant) {
-      if (!add_operand(results[i])) return false;
+      add_operand(results[i]);
     } else if (strategy == Strategy::kCopyBack) {
-      if (!results[i].isTensor()) return false;
-      if (plan.return_argument[i] >= 0 || !results[i].toTensor().defined()) {
-        result_aliases.push_back(-1);  // nothing to deliver
-        continue;
-      }
-      const std::optional<size_t> position = aliases.add(results[i].toTensor());
-      if (!position.has_value()) return false;
-      result_aliases.push_back(static_cast<int>(*position));
+      const bool delivered = plan.return_argument[i] < 0 && results[i].toTensor().defined();
+      result_aliases.push_back(delivered ? static_cast<int>(aliases.add(results[i].toTensor())) : -1);
     }
   }
   const c10::OperatorHandle kernel = strategy == Strategy::kOutVariant ? *plan.out_operator : op;
@@ -253,14 +263,7 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
                      for (size_t i = 0; i < result_aliases.size(); ++i) {
                        if (result_aliases[i] >= 0) destinations[i] = made[result_aliases[i]];
                      }
-                     run_with_results_in_place(destinations, [&] {
-                       kernel.callBoxed(stack);
-                       std::vector<at::Tensor> built(destinations.size());
-                       for (size_t i = 0; i < destinations.size(); ++i) {
-                         if (destinations[i].defined()) built[i] = stack[i].toTensor();
-                       }
-                       return built;
-                     });
+                     call_with_results_in_place(kernel, std::move(stack), destinations);
                    });
   return true;
 }
@@ -411,7 +414,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   const Strategy strategy =
       plan.strategy == Strategy::kOutVariant && outcome->avoid_out_variant ? Strategy::kCopyBack : plan.strategy;
-  if (launch_with_deferred_aliases(op, plan, strategy, args, results, stream)) {
+  if (launch_with_deferred_aliases(op, plan, strategy, args, results, device, stream)) {
     torch::jit::drop(*stack, num_args);
     for (auto& result : results) stack->push_back(std::move(result));
     return;
@@ -468,21 +471,11 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
               }
               return;
             }
-            // Built in their outputs where the kernel lets them (results_in_place.h).
             std::vector<at::Tensor> destinations(result_aliases.size());
             for (size_t i = 0; i < result_aliases.size(); ++i) {
               if (result_aliases[i].isTensor()) destinations[i] = result_aliases[i].toTensor();
             }
-            torch::jit::Stack stack;
-            run_with_results_in_place(destinations, [&] {
-              stack = cpu_stack;
-              op.callBoxed(stack);
-              std::vector<at::Tensor> results(destinations.size());
-              for (size_t i = 0; i < destinations.size(); ++i) {
-                if (destinations[i].defined()) results[i] = stack[i].toTensor();
-              }
-              return results;
-            });
+            call_with_results_in_place(op, cpu_stack, destinations);
           },
           release);
       break;
