@@ -69,6 +69,9 @@ def test_a_compiled_kernel_runs_on_the_current_stream():
     compiled = torch.compile(lambda t: t * 3 + 1)
     x = torch.ones(1 << 16, device="axon")
     compiled(x)
+    # Under load the default stream may still be running the calls above; let
+    # it drain so that its query below says whether the block queued work there.
+    torch.axon.default_stream().synchronize()
     side = torch.Stream(device="axon")
     with torch.axon.stream(side), closed_gate(side):
         y = x + 1
