@@ -253,7 +253,9 @@ Sharing sharing_with_results(const std::vector<at::Tensor>& tensors, const std::
   return found;
 }
 
-bool enabled_for(c10::Device device) {
+}  // namespace
+
+bool compiled_kernels_first(c10::Device device) {
   switch (eager_kernels()) {
     case EagerKernels::kHost:
       return false;
@@ -264,6 +266,8 @@ bool enabled_for(c10::Device device) {
   }
   return false;
 }
+
+namespace {
 
 // The kernel of this call: from the caches, or asked of the lowerer
 // (outside the lock: it takes the GIL and compiles).
@@ -381,7 +385,7 @@ void set_kernel_lowerer(KernelLowerer lowerer) {
 
 bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
                             const std::vector<c10::IValue>& results, c10::Device device) {
-  if (lowering_now || !enabled_for(device)) return false;
+  if (lowering_now || !compiled_kernels_first(device)) return false;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (declined_operators.count(&op.schema()) > 0) return false;

@@ -47,6 +47,10 @@ enum class EagerKernels {
 EagerKernels eager_kernels();
 void set_eager_kernels(EagerKernels mode);
 
+// Whether eager calls on `device` are offered to the compiled kernels first
+// (eager_kernels() and the device's memory decide).
+bool compiled_kernels_first(c10::Device device);
+
 // A call shape compiles at its N-th call (AXON_EAGER_COMPILE_AFTER, default
 // 2); earlier calls run on host kernels. Shapes that occur once (a decode
 // loop's growing cache, each new batch length) then never pay a compile,

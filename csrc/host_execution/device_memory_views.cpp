@@ -189,10 +189,7 @@ std::size_t DeferredAliases::add(const at::Tensor& tensor) {
     Storage added;
     added.device = device_storage.unsafeGetStorageImpl();
     added.nbytes = device_storage.nbytes();
-    void* device_bytes = const_cast<void*>(device_storage.data());
-    if (device_bytes != nullptr && added.nbytes > 0) {
-      AXON_CHECK(axon_memory_host_view(device_bytes, &added.host), "mapping device memory for a kernel");
-    }
+    added.device_bytes = const_cast<void*>(device_storage.data());
     storages_.push_back(added);
   }
   Storage& covered = storages_[storage];
@@ -218,7 +215,17 @@ std::size_t DeferredAliases::bytes_covered() const {
 
 c10::SmallVector<at::Tensor, 4> DeferredAliases::make() const {
   c10::SmallVector<c10::Storage, 4> storages;
-  for (const Storage& storage : storages_) storages.push_back(host_storage_over(storage.host, storage.nbytes));
+  for (const Storage& storage : storages_) {
+    // Mapped here, not at add(): the driver's lookup is a tenth of a tiny
+    // operator's time on the dispatching thread, and the memory stays
+    // allocated until the stream passes this kernel (the caching allocator
+    // synchronizes before it returns memory to the driver).
+    void* host = nullptr;
+    if (storage.device_bytes != nullptr && storage.nbytes > 0) {
+      AXON_CHECK(axon_memory_host_view(storage.device_bytes, &host), "mapping device memory for a kernel");
+    }
+    storages.push_back(host_storage_over(host, storage.nbytes));
+  }
   c10::SmallVector<at::Tensor, 4> aliases;
   for (const View& view : views_) {
     aliases.push_back(view_over(storages[view.storage], c10::DispatchKey::CPU, view.dtype, view.sizes, view.strides,

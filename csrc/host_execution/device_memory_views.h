@@ -116,7 +116,7 @@ class DeferredAliases {
  private:
   struct Storage {
     const c10::StorageImpl* device = nullptr;  // identity only: never dereferenced after add()
-    void* host = nullptr;
+    void* device_bytes = nullptr;              // mapped to host bytes by make(), on the worker
     std::size_t nbytes = 0;
     std::size_t begin = 0, end = 0;  // the bytes the recorded tensors cover
   };

@@ -20,6 +20,7 @@
 
 #include "host_execution/convolution.h"
 #include "host_execution/cuda_dtypes.h"
+#include "host_execution/direct_kernels.h"
 #include "host_execution/random.h"
 #include "host_execution/stream_kernel.h"
 #include "ops/copy.h"
@@ -85,11 +86,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nansum", TORCH_FN(nansum));
   m.impl("nansum.out", TORCH_FN(nansum_out));
 
+  // The hottest small operators: unboxed kernels for their common cases,
+  // the generic kernel below for the rest (direct_kernels.h).
+  register_direct_kernels(m);
+
   // Everything else with an axon kernel: the generic stream kernel, behind
   // dtype widening for operators CUDA runs in narrow dtypes the CPU refuses.
   for (const char* name : kGenericOperators) {
     const std::string_view full(name);
-    if (hand_written.count(full)) continue;
+    if (hand_written.count(full) || has_direct_kernel(full)) continue;
     if (widens_narrow_dtypes(full)) {
       m.impl(name, torch::CppFunction::makeFromBoxedFunction<&widening_kernel>());
     } else {

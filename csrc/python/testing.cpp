@@ -19,6 +19,7 @@
 #include "core/device.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
+#include "host_execution/direct_kernels.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 #include "ops/shape_inference.h"
@@ -100,6 +101,8 @@ void init_testing(py::module_& m) {
   testing.def("live_blocks", &live_blocks, py::arg("device"));
   testing.def("reference_runs", &reference_runs,
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
+  testing.def("direct_kernel_launches", &direct_kernel_launches,
+              "calls the unboxed direct kernels queued themselves (host_execution/direct_kernels.h)");
   testing.def("device_activity_recording", &device_activity_recording,
               "whether a profiler session is recording the device's activity now");
   testing.def(

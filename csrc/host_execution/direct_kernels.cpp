@@ -1,0 +1,343 @@
+#include "host_execution/direct_kernels.h"
+
+#include <ATen/Dispatch.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/ops/add_cpu_dispatch.h>
+#include <ATen/ops/clamp_min_cpu_dispatch.h>
+#include <ATen/ops/div_cpu_dispatch.h>
+#include <ATen/ops/fill_cpu_dispatch.h>
+#include <ATen/ops/mm_cpu_dispatch.h>
+#include <ATen/ops/mul_cpu_dispatch.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/sub_cpu_dispatch.h>
+#include <ATen/ops/sum_cpu_dispatch.h>
+#include <ATen/ops/zero_cpu_dispatch.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+#include "compiled_execution/compiled_kernel.h"
+#include "core/device.h"
+#include "core/device_allocator.h"
+#include "core/stream.h"
+#include "host_execution/cuda_dtypes.h"
+#include "host_execution/device_memory_views.h"
+#include "host_execution/stream_kernel.h"
+#include "host_execution/stream_launch.h"
+
+namespace axon {
+namespace {
+
+// ---- the way back to the generic kernel -----------------------------------
+
+using BoxedKernel = void (*)(const c10::OperatorHandle&, torch::jit::Stack*);
+
+// An operator and the boxed kernel the generic registration would have given
+// it (registration.cpp): calls the direct path declines run exactly as they
+// would without it.
+struct GenericKernel {
+  c10::OperatorHandle op;
+  BoxedKernel kernel;
+
+  GenericKernel(const char* name, const char* overload, std::string_view full)
+      : op(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload)),
+        kernel(widens_narrow_dtypes(full) ? &widening_kernel : &stream_kernel) {}
+
+  template <class... Args>
+  c10::IValue call(Args&&... args) const {
+    torch::jit::Stack stack;
+    stack.reserve(sizeof...(args));
+    (stack.emplace_back(std::forward<Args>(args)), ...);
+    kernel(op, &stack);
+    return std::move(stack.back());
+  }
+};
+
+std::atomic<int64_t> launches{0};
+
+// ---- what the direct path takes -------------------------------------------
+
+// The dtypes whose CPU kernels these operators have for every case taken
+// here (no widening, no complex conjugation).
+bool direct_dtype(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kLong:
+    case at::kInt:
+    case at::kShort:
+    case at::kChar:
+    case at::kByte:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether `device` runs host kernels in memory the host can address, so
+// that aliases made on the worker reach the bytes (the rest: HostAliases'
+// staging, or compiled eager kernels, in the generic kernel).
+bool direct_device(c10::Device device) { return host_addressable(device.index()) && !compiled_kernels_first(device); }
+
+// A dense axon tensor of a direct dtype without lazy conjugation/negation.
+bool direct_operand(const at::Tensor& tensor) {
+  return tensor.defined() && tensor.is_privateuseone() && tensor.layout() == c10::kStrided &&
+         direct_dtype(tensor.scalar_type()) && !tensor.is_conj() && !tensor.is_neg() && !tensor._is_zerotensor();
+}
+
+// A fresh contiguous axon tensor on `device` (the current device).
+at::Tensor fresh(c10::IntArrayRef sizes, at::ScalarType dtype) {
+  return at::detail::empty_generic(sizes, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype,
+                                   c10::MemoryFormat::Contiguous);
+}
+
+// Queues `body` on the current stream of `device`. It receives CPU aliases
+// of `tensors` (in that order; a tensor given twice gets one alias), made
+// on the worker. `body` captures only values made for the call.
+template <std::size_t N, class Body>
+void queue_over_aliases(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors,
+                        Body body) {
+  DeferredAliases aliases;
+  std::array<std::size_t, N> positions{};
+  for (std::size_t i = 0; i < N; ++i) positions[i] = aliases.add(*tensors[i]);
+  const std::size_t bytes = aliases.bytes_covered();
+  launches.fetch_add(1, std::memory_order_relaxed);
+  launch_on_stream(current_stream_handle(device.index()), name, bytes,
+                   [aliases = std::move(aliases), positions, body = std::move(body)]() {
+                     const c10::SmallVector<at::Tensor, 4> made = aliases.make();
+                     std::array<at::Tensor, N> operands;
+                     for (std::size_t i = 0; i < N; ++i) operands[i] = made[positions[i]];
+                     body(operands);
+                   });
+}
+
+// A Python number passed as a binary operator's operand (ATen wraps it in a
+// 0-dim CPU tensor), when it leaves the result in `self_dtype`: integers
+// with any dtype, floating numbers with floating dtypes.
+std::optional<c10::Scalar> python_number(const at::Tensor& other, at::ScalarType self_dtype) {
+  if (!other.defined() || !other.unsafeGetTensorImpl()->is_wrapped_number() || !other.is_cpu()) return std::nullopt;
+  switch (other.scalar_type()) {
+    case at::kLong:
+      return c10::Scalar(*other.const_data_ptr<int64_t>());
+    case at::kDouble:
+      if (!at::isFloatingType(self_dtype)) return std::nullopt;
+      return c10::Scalar(*other.const_data_ptr<double>());
+    default:
+      return std::nullopt;  // booleans and complex numbers may promote
+  }
+}
+
+// The number on the worker, wrapped as ATen wraps it at the call.
+at::Tensor wrapped(const c10::Scalar& number) {
+  at::Tensor tensor = at::scalar_tensor(number, number.isFloatingPoint() ? at::kDouble : at::kLong);
+  tensor.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return tensor;
+}
+
+// The second operand of a direct elementwise call with `self`: an axon
+// tensor of self's device, dtype and sizes, contiguous like self; or a
+// Python number (number has a value).
+bool direct_other(const at::Tensor& self, const at::Tensor& other, std::optional<c10::Scalar>& number) {
+  if (other.is_privateuseone()) {
+    return direct_operand(other) && other.device() == self.device() && other.scalar_type() == self.scalar_type() &&
+           other.sizes().equals(self.sizes()) && other.is_contiguous();
+  }
+  number = python_number(other, self.scalar_type());
+  return number.has_value();
+}
+
+// Whether `alpha` is accepted by add/sub for `dtype` without a check failing.
+bool direct_alpha(const c10::Scalar& alpha, at::ScalarType dtype) {
+  return alpha.isIntegral(/*includeBool=*/false) || (alpha.isFloatingPoint() && at::isFloatingType(dtype));
+}
+
+// A binary elementwise call the direct path takes: self and other as
+// direct_other says, result in self's dtype and sizes, contiguous.
+template <class Compute>
+std::optional<at::Tensor> binary(const char* name, const at::Tensor& self, const at::Tensor& other, Compute compute) {
+  if (!direct_operand(self) || self.scalar_type() == at::kBool || !self.is_contiguous()) return std::nullopt;
+  std::optional<c10::Scalar> number;
+  if (!direct_other(self, other, number) || !direct_device(self.device())) return std::nullopt;
+  check_device_index(self.device().index());
+  const c10::DeviceGuard guard(self.device());
+  at::Tensor out = fresh(self.sizes(), self.scalar_type());
+  if (number.has_value()) {
+    queue_over_aliases<2>(
+        name, self.device(), {&self, &out},
+        [compute, number = *number](std::array<at::Tensor, 2>& t) { compute(t[1], t[0], wrapped(number)); });
+  } else {
+    queue_over_aliases<3>(name, self.device(), {&self, &other, &out},
+                          [compute](std::array<at::Tensor, 3>& t) { compute(t[2], t[0], t[1]); });
+  }
+  return out;
+}
+
+// ---- the kernels ----------------------------------------------------------
+
+// add and sub: their CPU out variant, and an alpha the dtype accepts.
+using WithAlphaOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Scalar&);
+
+at::Tensor with_alpha(const GenericKernel& generic, const char* name, WithAlphaOut cpu_out, const at::Tensor& self,
+                      const at::Tensor& other, const at::Scalar& alpha) {
+  if (direct_alpha(alpha, self.scalar_type())) {
+    auto out = binary(name, self, other, [alpha, cpu_out](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+      cpu_out(out, a, b, alpha);
+    });
+    if (out.has_value()) return *std::move(out);
+  }
+  return generic.call(self, other, alpha).toTensor();
+}
+
+at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  static const GenericKernel generic("aten::add", "Tensor", "add.Tensor");
+  return with_alpha(generic, "aten::add.Tensor", &at::cpu::add_out, self, other, alpha);
+}
+
+at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  static const GenericKernel generic("aten::sub", "Tensor", "sub.Tensor");
+  return with_alpha(generic, "aten::sub.Tensor", &at::cpu::sub_out, self, other, alpha);
+}
+
+at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
+  static const GenericKernel generic("aten::mul", "Tensor", "mul.Tensor");
+  auto out = binary("aten::mul.Tensor", self, other,
+                    [](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { at::cpu::mul_out(out, a, b); });
+  if (out.has_value()) return *std::move(out);
+  return generic.call(self, other).toTensor();
+}
+
+at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
+  static const GenericKernel generic("aten::div", "Tensor", "div.Tensor");
+  // Integer division promotes to floating point: only floating dtypes here.
+  if (at::isFloatingType(self.scalar_type())) {
+    auto out = binary("aten::div.Tensor", self, other,
+                      [](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { at::cpu::div_out(out, a, b); });
+    if (out.has_value()) return *std::move(out);
+  }
+  return generic.call(self, other).toTensor();
+}
+
+at::Tensor relu(const at::Tensor& self) {
+  static const GenericKernel generic("aten::relu", "", "relu");
+  if (direct_operand(self) && self.is_contiguous() && direct_device(self.device())) {
+    check_device_index(self.device().index());
+    const c10::DeviceGuard guard(self.device());
+    at::Tensor out = fresh(self.sizes(), self.scalar_type());
+    // The CPU's relu is clamp_min(self, 0) (after refusing booleans, which
+    // are not direct dtypes); its out variant writes the result in place.
+    queue_over_aliases<2>("aten::relu", self.device(), {&self, &out},
+                          [](std::array<at::Tensor, 2>& t) { at::cpu::clamp_min_out(t[1], t[0], 0); });
+    return out;
+  }
+  return generic.call(self).toTensor();
+}
+
+at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
+  static const GenericKernel generic("aten::sum", "dim_IntList", "sum.dim_IntList");
+  // Only the whole-tensor sum (no dims or an empty list), whose result is a
+  // 0-dim tensor in self's dtype, or int64 for integers, as on the CPU.
+  const bool whole = !dim.has_value() || dim->empty();
+  if (whole && !keepdim && !dtype.has_value() && direct_operand(self) && direct_device(self.device())) {
+    check_device_index(self.device().index());
+    const c10::DeviceGuard guard(self.device());
+    const at::ScalarType type =
+        at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
+    at::Tensor out = fresh({}, type);
+    const bool empty_list = dim.has_value();
+    queue_over_aliases<2>(
+        "aten::sum.dim_IntList", self.device(), {&self, &out}, [empty_list](std::array<at::Tensor, 2>& t) {
+          const at::OptionalIntArrayRef dims = empty_list ? at::OptionalIntArrayRef(c10::IntArrayRef()) : std::nullopt;
+          at::cpu::sum_out(t[1], t[0], dims, false, std::nullopt);
+        });
+    return out;
+  }
+  return generic.call(self, dim, keepdim, dtype).toTensor();
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  static const GenericKernel generic("aten::mm", "", "mm");
+  // Any strides: the aliases carry them, and the CPU's result is contiguous.
+  if (direct_operand(self) && direct_operand(mat2) && at::isFloatingType(self.scalar_type()) &&
+      self.scalar_type() == mat2.scalar_type() && self.device() == mat2.device() && self.dim() == 2 &&
+      mat2.dim() == 2 && self.size(1) == mat2.size(0) && direct_device(self.device())) {
+    check_device_index(self.device().index());
+    const c10::DeviceGuard guard(self.device());
+    at::Tensor out = fresh({self.size(0), mat2.size(1)}, self.scalar_type());
+    queue_over_aliases<3>("aten::mm", self.device(), {&self, &mat2, &out},
+                          [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); });
+    return out;
+  }
+  return generic.call(self, mat2).toTensor();
+}
+
+// In-place fills of tensors without elements sharing memory (the CPU checks
+// an expanded tensor; the generic kernel keeps that).
+bool direct_fill_target(const at::Tensor& self) {
+  return (direct_operand(self) || (self.defined() && self.is_privateuseone() && self.scalar_type() == at::kBool &&
+                                   !self.is_neg() && !self.is_conj())) &&
+         direct_device(self.device()) && at::has_internal_overlap(self) == at::MemOverlap::No;
+}
+
+at::Tensor& zero_(at::Tensor& self) {
+  static const GenericKernel generic("aten::zero_", "", "zero_");
+  if (direct_fill_target(self)) {
+    check_device_index(self.device().index());
+    queue_over_aliases<1>("aten::zero_", self.device(), {&self},
+                          [](std::array<at::Tensor, 1>& t) { at::cpu::zero_(t[0]); });
+    return self;
+  }
+  generic.call(self);
+  return self;
+}
+
+at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
+  static const GenericKernel generic("aten::fill_", "Scalar", "fill_.Scalar");
+  if (!value.isComplex() && direct_fill_target(self)) {
+    check_device_index(self.device().index());
+    // The CPU refuses a value the dtype cannot hold (overflow) while
+    // converting it: converted here, that error is raised at the call.
+    AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), "fill_",
+                               [&] { (void)value.to<scalar_t>(); });
+    queue_over_aliases<1>("aten::fill_.Scalar", self.device(), {&self},
+                          [value](std::array<at::Tensor, 1>& t) { at::cpu::fill_(t[0], value); });
+    return self;
+  }
+  generic.call(self, value);
+  return self;
+}
+
+constexpr std::array<std::string_view, 9> kDirectOperators = {
+    "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "relu", "sum.dim_IntList", "mm", "zero_", "fill_.Scalar",
+};
+
+}  // namespace
+
+void register_direct_kernels(torch::Library& library) {
+  library.impl("add.Tensor", TORCH_FN(add));
+  library.impl("sub.Tensor", TORCH_FN(sub));
+  library.impl("mul.Tensor", TORCH_FN(mul));
+  library.impl("div.Tensor", TORCH_FN(div));
+  library.impl("relu", TORCH_FN(relu));
+  library.impl("sum.dim_IntList", TORCH_FN(sum));
+  library.impl("mm", TORCH_FN(mm));
+  library.impl("zero_", TORCH_FN(zero_));
+  library.impl("fill_.Scalar", TORCH_FN(fill_));
+}
+
+int64_t direct_kernel_launches() { return launches.load(std::memory_order_relaxed); }
+
+bool has_direct_kernel(std::string_view name) {
+  for (const std::string_view direct : kDirectOperators) {
+    if (direct == name) return true;
+  }
+  return false;
+}
+
+}  // namespace axon

@@ -1,0 +1,37 @@
+// Unboxed axon kernels for the operators small models call most often.
+//
+// The generic kernel (stream_kernel.h) serves every operator through the
+// boxed calling convention: the dispatcher packs the arguments into a stack,
+// the kernel looks up the operator's plan and the call shape's cached meta
+// result, and describes every argument by walking IValues. For a tiny
+// operator that bookkeeping costs more than the CPU's whole call
+// (docs/benchmarks.md). The kernels here take their arguments unboxed and
+// serve the common cases whose result needs no meta kernel: operands on one
+// axon device in memory the host can address, equal sizes, one dtype,
+// contiguous layouts (so the result's layout is the CPU's: contiguous).
+// They allocate the result and queue the CPU kernel itself (at::cpu::*) on
+// the current stream over aliases the worker makes (DeferredAliases).
+// Every other call (broadcasting, mixed dtypes, strided layouts, private
+// device memory, compiled eager kernels, calls the CPU refuses) goes to the
+// generic kernel unchanged, so errors and results stay the generic kernel's.
+#pragma once
+
+#include <torch/library.h>
+
+#include <cstdint>
+#include <string_view>
+
+namespace axon {
+
+// Registers the direct kernels on the PrivateUse1 library of aten.
+void register_direct_kernels(torch::Library& library);
+
+// Whether `name` (e.g. "add.Tensor") has a direct kernel, so that the
+// generic registration leaves it alone.
+bool has_direct_kernel(std::string_view name);
+
+// How many calls so far the direct kernels queued themselves (the rest went
+// to the generic kernel); for tests.
+int64_t direct_kernel_launches();
+
+}  // namespace axon
