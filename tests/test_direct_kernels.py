@@ -102,7 +102,11 @@ def test_fills_match_the_cpu_and_keep_other_views():
     base[3].zero_()
     assert torch.equal(device_base.cpu(), base)
     assert torch.equal(mask.cpu(), torch.zeros(6, dtype=torch.bool))
+    before = launches()
     assert torch.equal(torch.zeros(2, 3, dtype=torch.int16, device="axon").cpu(), torch.zeros(2, 3, dtype=torch.int16))
+    assert launches() == before + 1  # zeros allocates and queues its fill in one kernel
+    complex_zeros = torch.zeros(2, dtype=torch.complex64, device="axon")
+    assert torch.equal(complex_zeros.cpu(), torch.zeros(2, dtype=torch.complex64))
     # Expanded: elements share memory, so the generic kernel fills it (as the CPU does, without complaint).
     expanded = torch.zeros(1, device="axon").expand(3)
     before = launches()

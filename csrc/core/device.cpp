@@ -1,5 +1,7 @@
 #include "core/device.h"
 
+#include <pthread.h>
+
 #include <atomic>
 
 #include "core/check.h"
@@ -17,10 +19,28 @@ c10::DeviceIndex device_count() noexcept {
   return static_cast<c10::DeviceIndex>(count);
 }
 
+namespace {
+
+// The driver's device count once it has answered; -1 until then, after
+// forget_device_count(), and in a forked child (which the driver refuses by
+// name, so the child must ask it). Asking through the boundary on every
+// kernel call was a few percent of a tiny operator's time.
+std::atomic<int> known_device_count{-1};
+
+void forget_device_count_in_child() { known_device_count.store(-1, std::memory_order_relaxed); }
+
+}  // namespace
+
+void forget_device_count() { known_device_count.store(-1, std::memory_order_release); }
+
 void check_device_index(int64_t index) {
-  int count = 0;
-  // Surfaces driver failures (shutdown, malformed configuration) by name.
-  AXON_CHECK(axon_device_count(&count), "using an axon device");
+  int count = known_device_count.load(std::memory_order_acquire);
+  if (count < 0) {
+    // Surfaces driver failures (shutdown, forked child, malformed configuration) by name.
+    AXON_CHECK(axon_device_count(&count), "using an axon device");
+    static const bool watching_forks = pthread_atfork(nullptr, nullptr, &forget_device_count_in_child) == 0;
+    if (watching_forks) known_device_count.store(count, std::memory_order_release);
+  }
   TORCH_CHECK_INDEX(index >= 0 && index < count, "[axon] invalid device index ", index, ": expected 0 <= index < ",
                     count, " (AXON_DEVICE_COUNT sets the number of devices)");
 }

@@ -10,8 +10,14 @@ namespace axon {
 // Number of axon devices; 0 if the driver cannot report (never throws).
 c10::DeviceIndex device_count() noexcept;
 
-// Throws IndexError naming the index and the valid range.
+// Throws IndexError naming the index and the valid range, and the driver's
+// error for a runtime that is shut down or was started by a parent process.
+// Called by every kernel before it queues work, so the count is remembered
+// once the driver has given it, until forget_device_count() or a fork.
 void check_device_index(int64_t index);
+
+// Makes check_device_index ask the driver again (after axon_runtime_shutdown).
+void forget_device_count();
 
 // The calling thread's current device (0 until set), as torch.cuda does.
 c10::DeviceIndex current_device();

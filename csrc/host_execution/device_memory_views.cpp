@@ -197,8 +197,10 @@ std::size_t DeferredAliases::add(const at::Tensor& tensor) {
   View view;
   view.device = impl;
   view.storage = storage;
-  view.sizes.assign(tensor.sizes().begin(), tensor.sizes().end());
-  view.strides.assign(tensor.strides().begin(), tensor.strides().end());
+  view.dims_at = dims_.size();
+  view.dim = static_cast<std::size_t>(tensor.dim());
+  dims_.append(tensor.sizes().begin(), tensor.sizes().end());
+  dims_.append(tensor.strides().begin(), tensor.strides().end());
   view.offset = tensor.storage_offset();
   view.dtype = tensor.dtype();
   view.conj = tensor.is_conj();
@@ -228,8 +230,10 @@ c10::SmallVector<at::Tensor, 4> DeferredAliases::make() const {
   }
   c10::SmallVector<at::Tensor, 4> aliases;
   for (const View& view : views_) {
-    aliases.push_back(view_over(storages[view.storage], c10::DispatchKey::CPU, view.dtype, view.sizes, view.strides,
-                                view.offset, view.conj, view.neg));
+    const c10::IntArrayRef sizes(dims_.data() + view.dims_at, view.dim);
+    const c10::IntArrayRef strides(dims_.data() + view.dims_at + view.dim, view.dim);
+    aliases.push_back(view_over(storages[view.storage], c10::DispatchKey::CPU, view.dtype, sizes, strides, view.offset,
+                                view.conj, view.neg));
   }
   return aliases;
 }

@@ -29,6 +29,7 @@
 #include "host_execution/device_memory_views.h"
 #include "host_execution/stream_kernel.h"
 #include "host_execution/stream_launch.h"
+#include "ops/tensor_factories.h"
 
 namespace axon {
 namespace {
@@ -92,7 +93,9 @@ bool direct_operand(const at::Tensor& tensor) {
          direct_dtype(tensor.scalar_type()) && !tensor.is_conj() && !tensor.is_neg() && !tensor._is_zerotensor();
 }
 
-// A fresh contiguous axon tensor on `device` (the current device).
+// A fresh contiguous axon tensor on the current device. The allocator checks
+// the device first (refusing a shut-down runtime or a forked child), so the
+// kernels that allocate need no check of their own before queuing.
 at::Tensor fresh(c10::IntArrayRef sizes, at::ScalarType dtype) {
   return at::detail::empty_generic(sizes, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype,
                                    c10::MemoryFormat::Contiguous);
@@ -165,7 +168,6 @@ std::optional<at::Tensor> binary(const char* name, const at::Tensor& self, const
   if (!direct_operand(self) || self.scalar_type() == at::kBool || !self.is_contiguous()) return std::nullopt;
   std::optional<c10::Scalar> number;
   if (!direct_other(self, other, number) || !direct_device(self.device())) return std::nullopt;
-  check_device_index(self.device().index());
   const c10::DeviceGuard guard(self.device());
   at::Tensor out = fresh(self.sizes(), self.scalar_type());
   if (number.has_value()) {
@@ -227,7 +229,6 @@ at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
 at::Tensor relu(const at::Tensor& self) {
   static const GenericKernel generic("aten::relu", "", "relu");
   if (direct_operand(self) && self.is_contiguous() && direct_device(self.device())) {
-    check_device_index(self.device().index());
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh(self.sizes(), self.scalar_type());
     // The CPU's relu is clamp_min(self, 0) (after refusing booleans, which
@@ -245,7 +246,6 @@ at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim
   // 0-dim tensor in self's dtype, or int64 for integers, as on the CPU.
   const bool whole = !dim.has_value() || dim->empty();
   if (whole && !keepdim && !dtype.has_value() && direct_operand(self) && direct_device(self.device())) {
-    check_device_index(self.device().index());
     const c10::DeviceGuard guard(self.device());
     const at::ScalarType type =
         at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
@@ -267,7 +267,6 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   if (direct_operand(self) && direct_operand(mat2) && at::isFloatingType(self.scalar_type()) &&
       self.scalar_type() == mat2.scalar_type() && self.device() == mat2.device() && self.dim() == 2 &&
       mat2.dim() == 2 && self.size(1) == mat2.size(0) && direct_device(self.device())) {
-    check_device_index(self.device().index());
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh({self.size(0), mat2.size(1)}, self.scalar_type());
     queue_over_aliases<3>("aten::mm", self.device(), {&self, &mat2, &out},
@@ -313,8 +312,18 @@ at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
   return self;
 }
 
-constexpr std::array<std::string_view, 9> kDirectOperators = {
-    "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "relu", "sum.dim_IntList", "mm", "zero_", "fill_.Scalar",
+// zeros without the composite's second trip through the dispatcher (its
+// empty and zero_ both land here).
+at::Tensor zeros(c10::IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<c10::Layout> layout,
+                 std::optional<c10::Device> device, std::optional<bool> pin_memory) {
+  at::Tensor out = empty_memory_format(size, dtype, layout, device, pin_memory, std::nullopt);
+  axon::zero_(out);  // qualified: no argument-dependent lookup of at::zero_
+  return out;
+}
+
+constexpr std::array<std::string_view, 10> kDirectOperators = {
+    "add.Tensor",      "sub.Tensor", "mul.Tensor", "div.Tensor",   "relu",
+    "sum.dim_IntList", "mm",         "zero_",      "fill_.Scalar", "zeros",
 };
 
 }  // namespace
@@ -329,6 +338,7 @@ void register_direct_kernels(torch::Library& library) {
   library.impl("mm", TORCH_FN(mm));
   library.impl("zero_", TORCH_FN(zero_));
   library.impl("fill_.Scalar", TORCH_FN(fill_));
+  library.impl("zeros", TORCH_FN(zeros));
 }
 
 int64_t direct_kernel_launches() { return launches.load(std::memory_order_relaxed); }

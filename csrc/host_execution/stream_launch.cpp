@@ -33,7 +33,8 @@ extern "C" int omp_get_max_threads(void);
 extern "C" void omp_set_num_threads(int threads);
 
 struct KernelLaunch {
-  std::string kernel_name;
+  const char* kernel_name;  // owned_name's, or a name that outlives the launch
+  std::string owned_name;
   std::function<void()> body;
   bool serial = false;                       // run with one thread (see kSerialBelowBytes)
   bool destroyed_by_queuing_thread = false;  // LaunchRelease::kByQueuingThread
@@ -98,13 +99,12 @@ axon_status run_kernel(void* user_data, char* message) {
     }
     return AXON_SUCCESS;
   } catch (const c10::Error& error) {
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(),
-                  error.what_without_backtrace());
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name, error.what_without_backtrace());
     return failure_status(error);
   } catch (const std::exception& error) {
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name.c_str(), error.what());
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name, error.what());
   } catch (...) {
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: unknown exception", launch->kernel_name.c_str());
+    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: unknown exception", launch->kernel_name);
   }
   return AXON_ERROR_TASK_FAILED;
 }
@@ -121,9 +121,13 @@ void release_kernel(void* user_data) {
   }
 }
 
+// `lasting_name`: kernel_name outlives the launch, so it is not copied
+// (a copy of a name past the short-string buffer is a malloc per launch).
 void launch_task(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial,
-                 LaunchRelease release) {
-  auto* launch = new KernelLaunch{kernel_name, std::move(body), serial, release == LaunchRelease::kByQueuingThread};
+                 LaunchRelease release, bool lasting_name = false) {
+  auto* launch = new KernelLaunch{nullptr, lasting_name ? std::string() : std::string(kernel_name), std::move(body),
+                                  serial, release == LaunchRelease::kByQueuingThread};
+  launch->kernel_name = lasting_name ? kernel_name : launch->owned_name.c_str();
   const axon_host_function task{&run_kernel, &release_kernel, launch};
   const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });
   // The driver owns `launch` from here on, even if the launch fails.
@@ -148,7 +152,8 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
                       std::function<void()> body) {
   destroy_finished_launches();
-  launch_task(stream, kernel_name, std::move(body), bytes_covered < kSerialBelowBytes, LaunchRelease::kByQueuingThread);
+  launch_task(stream, kernel_name, std::move(body), bytes_covered < kSerialBelowBytes, LaunchRelease::kByQueuingThread,
+              /*lasting_name=*/true);
 }
 
 }  // namespace axon

@@ -37,7 +37,9 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& 
 
 // The same for a kernel that makes its host aliases itself on the worker
 // (DeferredAliases::make), over `bytes_covered` bytes of device memory
-// (DeferredAliases::bytes_covered). The launch is destroyed as
+// (DeferredAliases::bytes_covered). `kernel_name` must outlive the launch
+// (a literal, or an operator plan's name: plans live as long as the
+// process); it is not copied. The launch is destroyed as
 // kByQueuingThread says, so `body` keeps that rule: it captures nothing but
 // the aliases' description and values made for the call, and consumes copies.
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,

@@ -58,7 +58,9 @@ void init_device(py::module_& m) {
   });
   m.def("_shutdown", [] {
     py::gil_scoped_release no_gil;
-    AXON_CHECK(axon_runtime_shutdown(), "shutting down the runtime");
+    const axon_status status = axon_runtime_shutdown();
+    forget_device_count();  // from here on check_device_index asks the driver, which refuses
+    AXON_CHECK(status, "shutting down the runtime");
   });
   m.def("_is_shut_down", [] { return axon_runtime_is_shut_down() != 0; });
   m.def("_set_memory_fraction", [](int device, double fraction) {
