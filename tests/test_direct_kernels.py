@@ -121,6 +121,10 @@ def test_errors_raise_at_the_call():
         torch.add(
             torch.ones(3, dtype=torch.int64, device="axon"), torch.ones(3, dtype=torch.int64, device="axon"), alpha=0.5
         )
+    with pytest.raises(RuntimeError, match="overflow"):
+        torch.ones(2, dtype=torch.int8, device="axon").add(torch.ones(2, dtype=torch.int8, device="axon"), alpha=1000)
+    with pytest.raises(RuntimeError, match="overflow"):
+        torch.ones(2, dtype=torch.half, device="axon").sub(torch.ones(2, dtype=torch.half, device="axon"), alpha=1e10)
     with pytest.raises(RuntimeError, match="size of tensor a"):
         torch.ones(3, device="axon") + torch.ones(4, device="axon")
     with pytest.raises(RuntimeError, match="cannot be multiplied"):

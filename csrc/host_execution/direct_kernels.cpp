@@ -157,8 +157,14 @@ bool direct_other(const at::Tensor& self, const at::Tensor& other, std::optional
 }
 
 // Whether `alpha` is accepted by add/sub for `dtype` without a check failing.
+// An alpha the dtype cannot hold (1000 for int8) raises here, at the call,
+// with the CPU kernel's own conversion error, not later on the worker.
 bool direct_alpha(const c10::Scalar& alpha, at::ScalarType dtype) {
-  return alpha.isIntegral(/*includeBool=*/false) || (alpha.isFloatingPoint() && at::isFloatingType(dtype));
+  const bool kind = alpha.isIntegral(/*includeBool=*/false) || (alpha.isFloatingPoint() && at::isFloatingType(dtype));
+  if (kind && direct_dtype(dtype)) {
+    AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "add", [&] { (void)alpha.to<scalar_t>(); });
+  }
+  return kind;
 }
 
 // A binary elementwise call the direct path takes: self and other as
