@@ -106,6 +106,11 @@ c10::IValue narrowed(const c10::IValue& value, const c10::IValue& meta) {
 
 bool widens_narrow_dtypes(std::string_view name) { return widening_of(name) != nullptr; }
 
+c10::BoxedKernel generic_boxed_kernel(std::string_view name) {
+  return widens_narrow_dtypes(name) ? c10::BoxedKernel::makeFromFunction<&widening_kernel>()
+                                    : c10::BoxedKernel::makeFromFunction<&stream_kernel>();
+}
+
 void widening_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const Widening& widening = *widening_of(std::string_view(schema.name()).substr(schema.name().find("::") + 2));

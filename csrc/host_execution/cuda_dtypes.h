@@ -14,6 +14,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/boxing/BoxedKernel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <string_view>
@@ -27,6 +28,11 @@ bool widens_narrow_dtypes(std::string_view name);
 // Boxed kernel for those operators: widens, runs the generic stream kernel,
 // narrows; calls without narrow dtypes go straight to the generic kernel.
 void widening_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// The boxed kernel the generic registration gives operator `name`
+// (registration.cpp): widening_kernel where narrow dtypes widen, else the
+// generic stream kernel. The direct kernels fall back to the same.
+c10::BoxedKernel generic_boxed_kernel(std::string_view name);
 
 // nansum of complex inputs (CUDA's: a NaN in either part counts as zero).
 at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,

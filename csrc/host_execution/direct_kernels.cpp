@@ -19,6 +19,8 @@
 #include <atomic>
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "compiled_execution/compiled_kernel.h"
@@ -27,36 +29,49 @@
 #include "core/stream.h"
 #include "host_execution/cuda_dtypes.h"
 #include "host_execution/device_memory_views.h"
-#include "host_execution/stream_kernel.h"
 #include "host_execution/stream_launch.h"
 #include "ops/tensor_factories.h"
 
 namespace axon {
 namespace {
 
-// ---- the way back to the generic kernel -----------------------------------
+// ---- the operator and the way back to the generic kernel ------------------
 
-using BoxedKernel = void (*)(const c10::OperatorHandle&, torch::jit::Stack*);
+// One operator with a direct kernel ("add.Tensor"): its lasting kernel name
+// for the stream's records ("aten::add.Tensor"), and the boxed kernel the
+// generic registration would have given it (generic_boxed_kernel), which
+// runs every call the direct path declines exactly as it would without it.
+class DirectOperator {
+ public:
+  explicit DirectOperator(std::string_view name)
+      : qualified_("aten::" + std::string(name)),
+        op_(c10::Dispatcher::singleton().findSchemaOrThrow(base_of(qualified_).c_str(), overload_of(name).c_str())),
+        generic_kernel_(generic_boxed_kernel(name)) {}
 
-// An operator and the boxed kernel the generic registration would have given
-// it (registration.cpp): calls the direct path declines run exactly as they
-// would without it.
-struct GenericKernel {
-  c10::OperatorHandle op;
-  BoxedKernel kernel;
-
-  GenericKernel(const char* name, const char* overload, std::string_view full)
-      : op(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload)),
-        kernel(widens_narrow_dtypes(full) ? &widening_kernel : &stream_kernel) {}
+  const char* kernel_name() const { return qualified_.c_str(); }
 
   template <class... Args>
-  c10::IValue call(Args&&... args) const {
+  c10::IValue generic(Args&&... args) const {
     torch::jit::Stack stack;
     stack.reserve(sizeof...(args));
     (stack.emplace_back(std::forward<Args>(args)), ...);
-    kernel(op, &stack);
+    generic_kernel_.callBoxed(op_, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), &stack);
     return std::move(stack.back());
   }
+
+ private:
+  // "aten::add.Tensor" -> "aten::add"; "add.Tensor" -> "Tensor"; "relu" -> "".
+  static std::string base_of(std::string_view qualified) {
+    return std::string(qualified.substr(0, qualified.find('.')));
+  }
+  static std::string overload_of(std::string_view name) {
+    const std::size_t dot = name.find('.');
+    return dot == std::string_view::npos ? std::string() : std::string(name.substr(dot + 1));
+  }
+
+  std::string qualified_;
+  c10::OperatorHandle op_;
+  c10::BoxedKernel generic_kernel_;
 };
 
 std::atomic<int64_t> launches{0};
@@ -192,62 +207,62 @@ std::optional<at::Tensor> binary(const char* name, const at::Tensor& self, const
 // add and sub: their CPU out variant, and an alpha the dtype accepts.
 using WithAlphaOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Scalar&);
 
-at::Tensor with_alpha(const GenericKernel& generic, const char* name, WithAlphaOut cpu_out, const at::Tensor& self,
-                      const at::Tensor& other, const at::Scalar& alpha) {
+at::Tensor with_alpha(const DirectOperator& op, WithAlphaOut cpu_out, const at::Tensor& self, const at::Tensor& other,
+                      const at::Scalar& alpha) {
   if (direct_alpha(alpha, self.scalar_type())) {
-    auto out = binary(name, self, other, [alpha, cpu_out](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
-      cpu_out(out, a, b, alpha);
-    });
+    auto out = binary(
+        op.kernel_name(), self, other,
+        [alpha, cpu_out](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { cpu_out(out, a, b, alpha); });
     if (out.has_value()) return *std::move(out);
   }
-  return generic.call(self, other, alpha).toTensor();
+  return op.generic(self, other, alpha).toTensor();
 }
 
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  static const GenericKernel generic("aten::add", "Tensor", "add.Tensor");
-  return with_alpha(generic, "aten::add.Tensor", &at::cpu::add_out, self, other, alpha);
+  static const DirectOperator op("add.Tensor");
+  return with_alpha(op, &at::cpu::add_out, self, other, alpha);
 }
 
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  static const GenericKernel generic("aten::sub", "Tensor", "sub.Tensor");
-  return with_alpha(generic, "aten::sub.Tensor", &at::cpu::sub_out, self, other, alpha);
+  static const DirectOperator op("sub.Tensor");
+  return with_alpha(op, &at::cpu::sub_out, self, other, alpha);
 }
 
 at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
-  static const GenericKernel generic("aten::mul", "Tensor", "mul.Tensor");
-  auto out = binary("aten::mul.Tensor", self, other,
+  static const DirectOperator op("mul.Tensor");
+  auto out = binary(op.kernel_name(), self, other,
                     [](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { at::cpu::mul_out(out, a, b); });
   if (out.has_value()) return *std::move(out);
-  return generic.call(self, other).toTensor();
+  return op.generic(self, other).toTensor();
 }
 
 at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
-  static const GenericKernel generic("aten::div", "Tensor", "div.Tensor");
+  static const DirectOperator op("div.Tensor");
   // Integer division promotes to floating point: only floating dtypes here.
   if (at::isFloatingType(self.scalar_type())) {
-    auto out = binary("aten::div.Tensor", self, other,
+    auto out = binary(op.kernel_name(), self, other,
                       [](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { at::cpu::div_out(out, a, b); });
     if (out.has_value()) return *std::move(out);
   }
-  return generic.call(self, other).toTensor();
+  return op.generic(self, other).toTensor();
 }
 
 at::Tensor relu(const at::Tensor& self) {
-  static const GenericKernel generic("aten::relu", "", "relu");
+  static const DirectOperator op("relu");
   if (direct_operand(self) && self.is_contiguous() && direct_device(self.device())) {
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh(self.sizes(), self.scalar_type());
     // The CPU's relu is clamp_min(self, 0) (after refusing booleans, which
     // are not direct dtypes); its out variant writes the result in place.
-    queue_over_aliases<2>("aten::relu", self.device(), {&self, &out},
+    queue_over_aliases<2>(op.kernel_name(), self.device(), {&self, &out},
                           [](std::array<at::Tensor, 2>& t) { at::cpu::clamp_min_out(t[1], t[0], 0); });
     return out;
   }
-  return generic.call(self).toTensor();
+  return op.generic(self).toTensor();
 }
 
 at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
-  static const GenericKernel generic("aten::sum", "dim_IntList", "sum.dim_IntList");
+  static const DirectOperator op("sum.dim_IntList");
   // Only the whole-tensor sum (no dims or an empty list), whose result is a
   // 0-dim tensor in self's dtype, or int64 for integers, as on the CPU.
   const bool whole = !dim.has_value() || dim->empty();
@@ -257,29 +272,28 @@ at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim
         at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
     at::Tensor out = fresh({}, type);
     const bool empty_list = dim.has_value();
-    queue_over_aliases<2>(
-        "aten::sum.dim_IntList", self.device(), {&self, &out}, [empty_list](std::array<at::Tensor, 2>& t) {
-          const at::OptionalIntArrayRef dims = empty_list ? at::OptionalIntArrayRef(c10::IntArrayRef()) : std::nullopt;
-          at::cpu::sum_out(t[1], t[0], dims, false, std::nullopt);
-        });
+    queue_over_aliases<2>(op.kernel_name(), self.device(), {&self, &out}, [empty_list](std::array<at::Tensor, 2>& t) {
+      const at::OptionalIntArrayRef dims = empty_list ? at::OptionalIntArrayRef(c10::IntArrayRef()) : std::nullopt;
+      at::cpu::sum_out(t[1], t[0], dims, false, std::nullopt);
+    });
     return out;
   }
-  return generic.call(self, dim, keepdim, dtype).toTensor();
+  return op.generic(self, dim, keepdim, dtype).toTensor();
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
-  static const GenericKernel generic("aten::mm", "", "mm");
+  static const DirectOperator op("mm");
   // Any strides: the aliases carry them, and the CPU's result is contiguous.
   if (direct_operand(self) && direct_operand(mat2) && at::isFloatingType(self.scalar_type()) &&
       self.scalar_type() == mat2.scalar_type() && self.device() == mat2.device() && self.dim() == 2 &&
       mat2.dim() == 2 && self.size(1) == mat2.size(0) && direct_device(self.device())) {
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh({self.size(0), mat2.size(1)}, self.scalar_type());
-    queue_over_aliases<3>("aten::mm", self.device(), {&self, &mat2, &out},
+    queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
                           [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); });
     return out;
   }
-  return generic.call(self, mat2).toTensor();
+  return op.generic(self, mat2).toTensor();
 }
 
 // In-place fills of tensors without elements sharing memory (the CPU checks
@@ -291,30 +305,30 @@ bool direct_fill_target(const at::Tensor& self) {
 }
 
 at::Tensor& zero_(at::Tensor& self) {
-  static const GenericKernel generic("aten::zero_", "", "zero_");
+  static const DirectOperator op("zero_");
   if (direct_fill_target(self)) {
     check_device_index(self.device().index());
-    queue_over_aliases<1>("aten::zero_", self.device(), {&self},
+    queue_over_aliases<1>(op.kernel_name(), self.device(), {&self},
                           [](std::array<at::Tensor, 1>& t) { at::cpu::zero_(t[0]); });
     return self;
   }
-  generic.call(self);
+  op.generic(self);
   return self;
 }
 
 at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
-  static const GenericKernel generic("aten::fill_", "Scalar", "fill_.Scalar");
+  static const DirectOperator op("fill_.Scalar");
   if (!value.isComplex() && direct_fill_target(self)) {
     check_device_index(self.device().index());
     // The CPU refuses a value the dtype cannot hold (overflow) while
     // converting it: converted here, that error is raised at the call.
     AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), "fill_",
                                [&] { (void)value.to<scalar_t>(); });
-    queue_over_aliases<1>("aten::fill_.Scalar", self.device(), {&self},
+    queue_over_aliases<1>(op.kernel_name(), self.device(), {&self},
                           [value](std::array<at::Tensor, 1>& t) { at::cpu::fill_(t[0], value); });
     return self;
   }
-  generic.call(self, value);
+  op.generic(self, value);
   return self;
 }
 
@@ -327,31 +341,41 @@ at::Tensor zeros(c10::IntArrayRef size, std::optional<at::ScalarType> dtype, std
   return out;
 }
 
-constexpr std::array<std::string_view, 10> kDirectOperators = {
-    "add.Tensor",      "sub.Tensor", "mul.Tensor", "div.Tensor",   "relu",
-    "sum.dim_IntList", "mm",         "zero_",      "fill_.Scalar", "zeros",
+// Registers `kernel` as the axon kernel of operator `name`.
+template <auto kernel>
+void register_kernel(torch::Library& library, const char* name) {
+  library.impl(name, TORCH_FN(kernel));
+}
+
+// The one list of direct kernels: registration and has_direct_kernel read it.
+struct DirectKernel {
+  const char* name;
+  void (*register_on)(torch::Library&, const char*);
 };
+constexpr std::array<DirectKernel, 10> kDirectKernels = {{
+    {"add.Tensor", &register_kernel<&add>},
+    {"sub.Tensor", &register_kernel<&sub>},
+    {"mul.Tensor", &register_kernel<&mul>},
+    {"div.Tensor", &register_kernel<&div>},
+    {"relu", &register_kernel<&relu>},
+    {"sum.dim_IntList", &register_kernel<&sum>},
+    {"mm", &register_kernel<&mm>},
+    {"zero_", &register_kernel<&zero_>},
+    {"fill_.Scalar", &register_kernel<&fill_>},
+    {"zeros", &register_kernel<&zeros>},
+}};
 
 }  // namespace
 
 void register_direct_kernels(torch::Library& library) {
-  library.impl("add.Tensor", TORCH_FN(add));
-  library.impl("sub.Tensor", TORCH_FN(sub));
-  library.impl("mul.Tensor", TORCH_FN(mul));
-  library.impl("div.Tensor", TORCH_FN(div));
-  library.impl("relu", TORCH_FN(relu));
-  library.impl("sum.dim_IntList", TORCH_FN(sum));
-  library.impl("mm", TORCH_FN(mm));
-  library.impl("zero_", TORCH_FN(zero_));
-  library.impl("fill_.Scalar", TORCH_FN(fill_));
-  library.impl("zeros", TORCH_FN(zeros));
+  for (const DirectKernel& direct : kDirectKernels) direct.register_on(library, direct.name);
 }
 
 int64_t direct_kernel_launches() { return launches.load(std::memory_order_relaxed); }
 
 bool has_direct_kernel(std::string_view name) {
-  for (const std::string_view direct : kDirectOperators) {
-    if (direct == name) return true;
+  for (const DirectKernel& direct : kDirectKernels) {
+    if (direct.name == name) return true;
   }
   return false;
 }

@@ -95,11 +95,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   for (const char* name : kGenericOperators) {
     const std::string_view full(name);
     if (hand_written.count(full) || has_direct_kernel(full)) continue;
-    if (widens_narrow_dtypes(full)) {
-      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&widening_kernel>());
-    } else {
-      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&stream_kernel>());
-    }
+    m.impl(name, torch::CppFunction::makeFromBoxedKernel(generic_boxed_kernel(full)));
   }
 }
 
