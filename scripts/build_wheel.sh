@@ -23,7 +23,7 @@ wheel="$(ls -t "$out"/torch_axon-*manylinux*.whl | head -1)"
 echo "wheel: $wheel"
 
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install -q --no-compile "$wheel"  # no byte-compiling of torch (scripts/setup.sh)
+"$work/venv/bin/pip" install -q "$wheel"
 cd "$work"
 AXON_COMPILE_CACHE_DIR=off WHEEL_VENV="$work/venv" "$work/venv/bin/python" - <<'PY'
 import os

@@ -22,8 +22,6 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-# --no-compile: pip would byte-compile every module of torch, jax and transformers at install time (about a
-# minute on two cores); Python compiles the ones a process imports, once, when it first imports them.
 if ! .venv/bin/python -c "import torch, yaml, pytest, numpy, expecttest, jax, fastatomstruct_xla_cpu; assert torch.__version__.startswith('2.13.0'); assert jax.__version__ == '0.10.2'" 2>/dev/null; then
   echo "setup: installing torch==2.13.0, jax==0.10.2 and test tools into .venv"
   .venv/bin/pip install -q --upgrade pip setuptools wheel
@@ -31,7 +29,7 @@ if ! .venv/bin/python -c "import torch, yaml, pytest, numpy, expecttest, jax, fa
   # jax/jaxlib 0.10.2 (the newest for Python 3.11): the host-import tests adopt jax buffers.
   # fastatomstruct-xla-cpu: an unmodified build of XLA's CPU PJRT plugin (libpjrt_cpu.so), which the emulated
   # driver loads to run "stablehlo-mlir" executables (runtime/include/axon/formats/stablehlo.h).
-  .venv/bin/pip install -q --no-compile "torch==2.13.0" "jax==0.10.2" "jaxlib==0.10.2" "fastatomstruct-xla-cpu==2026.6.23" \
+  .venv/bin/pip install -q "torch==2.13.0" "jax==0.10.2" "jaxlib==0.10.2" "fastatomstruct-xla-cpu==2026.6.23" \
     pyyaml pytest numpy expecttest hypothesis
 fi
 # Libraries axon integrates with, tested in CI (tests/test_lightning.py, tests/test_huggingface.py); optional
@@ -40,13 +38,13 @@ if ! .venv/bin/python -c "import lightning, transformers, accelerate
 assert (lightning.__version__, transformers.__version__, accelerate.__version__) == ('2.6.6', '5.18.0', '1.15.0')" \
     2>/dev/null; then
   echo "setup: installing lightning==2.6.6, transformers==5.18.0 and accelerate==1.15.0 into .venv"
-  .venv/bin/pip install -q --no-compile "lightning==2.6.6" "transformers==5.18.0" "accelerate==1.15.0"
+  .venv/bin/pip install -q "lightning==2.6.6" "transformers==5.18.0" "accelerate==1.15.0"
 fi
 # The linters scripts/test.sh runs, pinned so that every machine formats alike.
 if ! { [ -x .venv/bin/ruff ] && .venv/bin/ruff --version | grep -q "^ruff 0.16.9$" &&
        [ -x .venv/bin/clang-format ] && .venv/bin/clang-format --version | grep -q "version 23.1.3"; }; then
   echo "setup: installing ruff==0.16.9 and clang-format==23.1.3 into .venv"
-  .venv/bin/pip install -q --no-compile "ruff==0.16.9" "clang-format==23.1.3"
+  .venv/bin/pip install -q "ruff==0.16.9" "clang-format==23.1.3"
 fi
 
 echo "setup: building torch_axon"
