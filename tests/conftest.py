@@ -94,8 +94,8 @@ def _drain_devices():
         torch.axon.set_stream(torch.axon.default_stream(index))
     torch.axon.set_device(0)
     if not torch_axon._C._is_shut_down():
-        check_memory_accounting()
-        _freeze_survivors()
+        check_memory_accounting()  # which collects first, so the survivors are what remains
+        gc.freeze()
 
 
 requires_not_blocking = pytest.mark.skipif(

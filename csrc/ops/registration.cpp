@@ -22,7 +22,6 @@
 #include "host_execution/cuda_dtypes.h"
 #include "host_execution/direct_kernels.h"
 #include "host_execution/random.h"
-#include "host_execution/stream_kernel.h"
 #include "ops/copy.h"
 #include "ops/cpu_fallback.h"
 #include "ops/generic_operators.h"
