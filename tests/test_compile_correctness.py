@@ -436,3 +436,45 @@ def test_false_times_a_non_finite_value_is_nan_as_in_eager():
         torch._dynamo.reset()
         got = _compile(function)(flags.to("axon"), other.to("axon")).cpu()
         torch.testing.assert_close(got, function(flags, other), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("bins, low, high", [(8, 0.0, 7.0), (1000, -1.0, 1e-3), (100, -4.0, 4.0)])
+def test_histc_counts_every_element_in_the_cpu_kernels_bin(dtype, bins, low, high):
+    # Values on and next to bin edges, outside the range, NaN and infinities. XLA rewrites a division by a
+    # constant as a product with its reciprocal; that put 1 in 100,000 float32 elements one bin off.
+    generator = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.randn(100_000, generator=generator, dtype=dtype) * 3, torch.linspace(-4, 4, 8001, dtype=dtype),
+                   torch.tensor([float("nan"), float("inf"), -float("inf"), low, high], dtype=dtype)])
+    compiled = _compile(lambda t: torch.histc(t, bins, low, high))
+    assert torch.equal(compiled(x.to("axon")).cpu(), torch.histc(x, bins, low, high))
+
+
+def test_histc_ranges_the_lowering_leaves_to_eager_match_eager():
+    # A range from the data (min == max) is a host decision; an invalid range raises eager's error at the call.
+    x = torch.tensor([0.5, 2.0, 2.0, 7.0])
+    from_data = torch.compile(lambda t: torch.histc(t, 4), backend="axon")
+    assert torch.equal(from_data(x.to("axon")).cpu(), torch.histc(x, 4))
+    inverted = torch.compile(lambda t: torch.histc(t, 4, 3.0, 1.0), backend="axon")
+    with pytest.raises(RuntimeError, match="max must be larger than min"):
+        inverted(x.to("axon"))
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex64])
+def test_triangular_solves_broadcast_batches_like_eager(upper, left, dtype):
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(3, 1, 5, 5, generator=generator).to(dtype) + 4 * torch.eye(5, dtype=dtype)
+    b = torch.randn(4, 5, 2, generator=generator).to(dtype)
+    b = b if left else b.mT
+    compiled = _compile(lambda p, q: torch.linalg.solve_triangular(p, q, upper=upper, left=left))
+    got = compiled(a.to("axon"), b.to("axon")).cpu()
+    torch.testing.assert_close(got, torch.linalg.solve_triangular(a, b, upper=upper, left=left))
+    if left:  # the older spelling solves from the left only; transpose=True is a plain transpose
+        torch._dynamo.reset()
+        solution, coefficient = _compile(lambda q, p: torch.triangular_solve(q, p, upper, transpose=True))(
+            b.to("axon"), a.to("axon"))
+        expected = torch.triangular_solve(b, a, upper, transpose=True)
+        torch.testing.assert_close(solution.cpu(), expected.solution)
+        assert torch.equal(coefficient.cpu(), expected.cloned_coefficient)

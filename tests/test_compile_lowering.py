@@ -46,6 +46,9 @@ OPS = {
     # linear_algebra.py
     "mm": "linear_algebra", "bmm": "linear_algebra", "addmm": "linear_algebra", "matmul": "linear_algebra",
     "nn.functional.linear": "linear_algebra", "einsum": "linear_algebra",
+    "linalg.solve_triangular": "linear_algebra", "triangular_solve": "linear_algebra",
+    # histogram.py
+    "histc": "histogram",
     # normalization.py
     "nn.functional.layer_norm": "normalization", "nn.functional.batch_norm": "normalization",
     "nn.functional.group_norm": "normalization", "nn.functional.rms_norm": "normalization",
@@ -89,6 +92,7 @@ FLOAT32_ONLY = {
     label: "ties (bfloat16 and int64 samples have them) may be ordered differently by PyTorch's unstable sort"
     for label in ("argsort", "sort", "topk")
 }
+FLOAT32_ONLY["histc"] = "bfloat16 histc is left to axon's kernel (the CPU rounds each step of the bin arithmetic)"
 
 # int64 samples whose graphs keep a node the table refuses on purpose (it runs eagerly outside strict mode).
 INT64_EAGER = {

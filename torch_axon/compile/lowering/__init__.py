@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     creation,
     distance,
     elementwise,
+    histogram,
     indexing,
     linear_algebra,
     normalization,

@@ -1,4 +1,5 @@
-"""Matrix products: mm, bmm, addmm, baddbmm, dot, mv, matmul — one stablehlo.dot_general each."""
+"""Matrix products (mm, bmm, addmm, baddbmm, dot, mv, matmul: one stablehlo.dot_general each) and triangular
+solves (linalg_solve_triangular, triangular_solve: one stablehlo.triangular_solve each)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,44 @@ def _scaled_sum(context, bias, product, beta, alpha, shape, dtype):
     if beta != 1:
         addend = context.op("stablehlo.multiply", [addend, context.constant(beta, dtype, shape)], shape, dtype)
     return context.op("stablehlo.add", [addend, product], shape, dtype)
+
+
+# ---- triangular solves ---------------------------------------------------------------------------------
+def _batched(context, value, batch, matrix):
+    """`value` ([..., rows, cols]) broadcast to the batch shape `batch` (PyTorch's batch broadcasting)."""
+    shape = tuple(batch) + tuple(matrix)
+    offset = len(shape) - value.rank
+    return context.broadcast_in_dim(value, shape, list(range(offset, len(shape)))) if value.shape != shape else value
+
+
+def triangular_solve(context, a, b, shape, dtype, *, lower: bool, left: bool, unit: bool, transpose: str):
+    """X with op(a) X = b (left) or X op(a) = b (right); `shape` is X's, batch dimensions included, and `a`
+    is broadcast to X's batch. One stablehlo.triangular_solve; XLA never reads the other triangle."""
+    if dtype not in (torch.float32, torch.float64, torch.complex64, torch.complex128):
+        raise LoweringError(f"triangular solve in {dtype}")  # the CPU's LAPACK kernels take no other dtype
+    if 0 in shape or 0 in a.shape:
+        return context.constant(0, dtype, shape)
+    batch, size = shape[:-2], a.shape[-1]
+    a = _batched(context, context.convert(a, dtype), batch, (size, size))
+    b = _batched(context, context.convert(b, dtype), batch, shape[-2:])
+    attributes = (f"left_side = {str(left).lower()}, lower = {str(lower).lower()}, "
+                  f"unit_diagonal = {str(unit).lower()}, transpose_a = #stablehlo<transpose {transpose}>")
+    return context.op("stablehlo.triangular_solve", [a, b], shape, dtype, attributes)
+
+
+@lowers(aten.linalg_solve_triangular.default)
+def _linalg_solve_triangular(context, node, a, b, *, upper, left=True, unitriangular=False):
+    shape, dtype = context.output_type()
+    return triangular_solve(context, a, b, shape, dtype, lower=not upper, left=left, unit=unitriangular,
+                            transpose="NO_TRANSPOSE")
+
+
+@lowers(aten.triangular_solve.default)
+def _triangular_solve(context, node, b, a, upper=True, transpose=False, unitriangular=False):
+    """The older spelling: (solution of op(a) X = b, `a` broadcast to the batch), op a plain transpose."""
+    solution, coefficient = context.output
+    shape, dtype = context.shape_of(solution), solution.dtype
+    result = triangular_solve(context, a, b, shape, dtype, lower=not upper, left=True, unit=unitriangular,
+                              transpose="TRANSPOSE" if transpose else "NO_TRANSPOSE")
+    coefficient_shape = context.shape_of(coefficient)
+    return [result, _batched(context, context.convert(a, dtype), coefficient_shape[:-2], coefficient_shape[-2:])]
