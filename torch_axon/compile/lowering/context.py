@@ -9,6 +9,8 @@ lowerings add (checks.py), and offers arithmetic on Values of one shape.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .builder import FunctionBuilder, LoweringError, Value, comparison_type, i64_array
@@ -108,7 +110,24 @@ class LoweringContext:
     add = _arithmetic("stablehlo.add")
     sub = _arithmetic("stablehlo.subtract")
     mul = _arithmetic("stablehlo.multiply")
-    div = _arithmetic("stablehlo.divide")
+
+    def div(self, a, b) -> Value:
+        """a / b (Values of one shape and dtype, or a Value and a Python number), an IEEE division also when
+        the divisor is a number: see `divisor`."""
+        if isinstance(a, Value) and not isinstance(b, Value):
+            b = self.divisor(b, a.dtype, a.shape)
+        return self.binary("stablehlo.divide", a, b)
+
+    def divisor(self, value, dtype: torch.dtype, shape=()) -> Value:
+        """The number `value` as a divisor. XLA rewrites a division by a constant as a product with its
+        reciprocal, which rounds differently from eager's division (x / 1.7 differs in a third of float32
+        elements, and trunc(x / 1.7) by one in some); an optimization barrier hides the constant. Powers of
+        two keep a plain constant: their reciprocal is exact."""
+        constant = self.builder.constant(value, dtype)
+        if _power_of_two(value) or not (dtype.is_floating_point or dtype.is_complex):
+            return self.broadcast(constant, shape)
+        hidden = self.op("stablehlo.optimization_barrier", [constant], (), dtype)
+        return self.broadcast(hidden, shape)
     maximum = _arithmetic("stablehlo.maximum")
     minimum = _arithmetic("stablehlo.minimum")
 
@@ -185,6 +204,12 @@ class LoweringContext:
         shape = [s for i, s in enumerate(value.shape) if i not in dims]
         return self.op("stablehlo.reduce", [value, init_value], shape, dtype,
                        f"dimensions = {i64_array(dims)}", scalar_region(kind, dtype))
+
+
+def _power_of_two(value) -> bool:
+    if isinstance(value, complex) or not math.isfinite(float(value)) or value == 0:
+        return False
+    return math.frexp(abs(float(value)))[0] == 0.5
 
 
 def normalize_dim(dim: int, rank: int) -> int:

@@ -324,6 +324,7 @@ _BINARY = {
 
 _LOGICAL = (aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default)
 _TRUE_DIVISION = (aten.div.Tensor, aten.div.Scalar, aten.div.Tensor_mode, aten.div.Scalar_mode)
+_DIVISIONS = _TRUE_DIVISION + (aten.floor_divide.default,)
 
 
 @lowers(*_BINARY)
@@ -339,7 +340,10 @@ def _binary(context: LoweringContext, node, lhs, rhs, alpha=None, rounding_mode=
         if not dtype.is_complex and compute.is_floating_point != dtype.is_floating_point:
             compute = dtype
     a = context.operand(lhs, compute, shape)
-    b = context.operand(rhs, compute, shape)
+    if target in _DIVISIONS and isinstance(rhs, (bool, int, float, complex)):
+        b = context.divisor(rhs, compute, shape)
+    else:
+        b = context.operand(rhs, compute, shape)
     if target in (aten.rsub.Scalar, aten.rsub.Tensor):
         a, b = b, a  # rsub is rhs - alpha * lhs: swapped before alpha scales b
     if alpha is not None and alpha != 1:

@@ -55,11 +55,7 @@ def _histc(context: LoweringContext, node, x, bins=100, min=0, max=0):
         return counts
     left, right, width = _outer_edges(bins, low, high, dtype)
     x = context.reshape(context.convert(x, dtype), (count,))
-    # XLA would turn a division by a constant into a product with its reciprocal, which rounds differently:
-    # the barrier hides that the divisor is a constant.
-    divisor = context.builder.constant(width, dtype)
-    divisor = context.broadcast(context.op("stablehlo.optimization_barrier", [divisor], (), dtype), (count,))
-    position = context.div(context.mul(context.sub(x, left), float(bins)), divisor)
+    position = context.div(context.mul(context.sub(x, left), float(bins)), width)  # a true division (context.divisor)
     position = context.convert(position, torch.int64)      # truncation, as the kernel's static_cast
     last = context.constant(bins - 1, torch.int64, (count,))
     position = context.minimum(position, last)              # x == R: the last bin holds its right edge
