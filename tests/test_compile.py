@@ -176,6 +176,47 @@ def test_outputs_live_in_axon_memory_without_copies():
     assert bindings.copied_inputs == 0  # dense inputs were bound in place
 
 
+def test_permuted_inputs_are_bound_as_their_memory_without_copies():
+    from torch_axon.compile import bindings
+
+    function = _compile(lambda a, b, c: a @ b + c.sum(1))
+    a = torch.randn(8, 8, device="axon")
+    b = torch.randn(6, 8, device="axon").t()
+    c = torch.randn(5, 6, 8, device="axon").permute(2, 0, 1)  # a permutation of a dense tensor
+    before = bindings.copied_inputs
+    for first in (a, a.t()):  # a new layout: a new specialization, also bound in place
+        torch.testing.assert_close(function(first, b, c), first @ b + c.sum(1))
+    assert bindings.copied_inputs == before
+    sliced = torch.randn(8, 16, device="axon")[:, ::2]  # not dense: still copied
+    torch.testing.assert_close(function(sliced, b, c), sliced @ b + c.sum(1))
+    assert bindings.copied_inputs == before + 1
+
+
+def test_training_binds_saved_transposes_and_returned_views_in_place():
+    # The forward graph returns the halves of one product (views, saved for the backward) and uses them: they
+    # used to cut it into three partitions, and the backward copied the saved weight transpose.
+    from torch_axon.compile import bindings
+
+    def step(x, w):
+        a, b = torch.nn.functional.linear(x, w).split(8, dim=0)
+        loss = (a * b.sigmoid()).sum()
+        loss.backward()
+        return loss
+
+    x = torch.randn(16, 8, device="axon")
+    w, w_compiled = (torch.randn(8, 8, device="axon", requires_grad=True) for _ in range(2))
+    with torch.no_grad():
+        w_compiled.copy_(w)
+    before = bindings.copied_inputs
+    compiled = _compile(step, options={"strict": True})
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x, w_compiled), step(x, w))
+    torch.testing.assert_close(w_compiled.grad, w.grad)
+    assert bindings.copied_inputs == before
+    forward = next(g for g in axon_compile.report().graphs if g.name.endswith("forward"))
+    assert forward.partitions == 1
+
+
 def test_offset_and_strided_inputs_are_correct():
     function = _compile(lambda x: x * 2 + 1)
     base = torch.arange(256.0, device="axon")

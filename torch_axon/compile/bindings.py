@@ -1,8 +1,9 @@
 """An executable's bindings: the axon tensors a compiled partition's launch reads and writes.
 
-Inputs are bound in place when they are dense row-major axon tensors of the
-launch's device; others are first made so on axon (one device copy, counted in
-`copied_inputs`). Results are new axon tensors the launch writes: they come
+Inputs are bound in place when they are dense axon tensors of the launch's
+device, row-major or a permutation of row-major (bound as their memory, which
+the module transposes back); others are first made so on axon (one device
+copy, counted in `copied_inputs`). Results are new axon tensors the launch writes: they come
 from the caching allocator, so they are counted in axon's memory statistics and
 freed like any tensor. Everything here is stream-ordered device work: nothing
 waits for the device.
@@ -15,10 +16,14 @@ import torch
 copied_inputs = 0
 
 
-def input_binding(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+def input_binding(tensor: torch.Tensor, device: torch.device, order=None) -> torch.Tensor:
+    """`tensor` as the launch reads it; `order` (LoweredGraph.input_orders) binds a permuted tensor as its
+    memory, which the module transposes back."""
     global copied_inputs
     if tensor.device != device:
         tensor = tensor.to(device, non_blocking=True)  # a CPU scalar lifted into the graph, another axon device
+    if order is not None:
+        tensor = tensor.permute(order)
     if tensor.is_conj() or tensor.is_neg() or not tensor.is_contiguous():
         tensor = tensor.resolve_conj().resolve_neg().contiguous()
         copied_inputs += 1

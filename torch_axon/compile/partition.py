@@ -46,6 +46,8 @@ def extern_kernels() -> set:
     if setting == "1":
         return EXTERN_KERNELS
     names = {name.strip() for name in setting.split(",")}
+    if "convolution" in names:
+        names.add("convolution_backward")  # else the backward graph would keep XLA's slower gradients
     return {op for op in EXTERN_KERNELS if op.overloadpacket.__name__ in names}
 
 
@@ -150,6 +152,46 @@ def returned_views(graph: torch.fx.Graph) -> set[torch.fx.Node]:
     return views
 
 
+def separate_returned_views(graph_module: torch.fx.GraphModule) -> int:
+    """Gives the in-graph users of returned views their own copy of the view chain; returns how many inputs
+    were rewired.
+
+    A returned view runs eagerly (returned_views), so a compiled user of it would take it as an outside
+    input: AOTAutograd's forward graphs return many views as saved activations (q, k, v split from one
+    projection, a weight's transpose), and the GPT forward fell into 31 partitions, each bound to strided
+    copies. The copy is an ordinary view op the user's partition lowers; the returned node keeps the aliasing."""
+    graph = graph_module.graph
+    views = returned_views(graph)
+    copies: dict[torch.fx.Node, torch.fx.Node] = {}
+
+    def copy_of(node):
+        if not isinstance(node, torch.fx.Node) or node not in views:
+            return node
+        if node not in copies:
+            args = torch.fx.node.map_arg(node.args, copy_of)
+            kwargs = torch.fx.node.map_arg(node.kwargs, copy_of)
+            with graph.inserting_after(node):
+                copies[node] = graph.create_node(node.op, node.target, args, kwargs, name=f"{node.name}_in_graph")
+            copies[node].meta = dict(node.meta)
+        return copies[node]
+
+    rewired = 0
+    for view in list(views):
+        for user in list(view.users):
+            if user.op == "output" or user in views or user in copies.values() or _mutates(user):
+                continue
+            user.replace_input_with(view, copy_of(view))
+            rewired += 1
+    if rewired:
+        graph.lint()
+        graph_module.recompile()
+    return rewired
+
+
+def _mutates(node: torch.fx.Node) -> bool:
+    return isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable
+
+
 class _LoweringSupport(OperatorSupportBase):
     def __init__(self, eager_views: set[torch.fx.Node]) -> None:
         self.reasons: dict[torch.fx.Node, str] = {}
@@ -164,6 +206,7 @@ class _LoweringSupport(OperatorSupportBase):
 
 def partition(graph_module: torch.fx.GraphModule):
     """Fuses lowerable nodes into `fused_N` submodules; returns (module, {eager node: reason})."""
+    separate_returned_views(graph_module)
     support = _LoweringSupport(returned_views(graph_module.graph))
     partitioner = CapabilityBasedPartitioner(graph_module, support, allows_single_node_partition=True)
     fused = partitioner.fuse_partitions(partitioner.propose_partitions())

@@ -30,6 +30,20 @@ class LoweredGraph:
     output_meta: list               # fake tensors of the XLA results, in XLA order
     # Run-time checks (checks.py): when present, the last XLA result is their [len(checks), 2] int64 table.
     checks: list = field(default_factory=list)
+    # Per tensor input: None, or the order in which it is row-major in memory (`permuted_layout`). The caller
+    # binds `input.permute(order)`, the memory as it is, and the module transposes it back.
+    input_orders: list = field(default_factory=list)
+
+
+def permuted_layout(tensor: torch.Tensor) -> tuple[int, ...] | None:
+    """For a tensor that is a permutation of a dense row-major one (a saved `weight.t()`, a `permute`d
+    activation), the order of its dimensions from outermost to innermost in memory, so that
+    `tensor.permute(order)` is contiguous; None when it is contiguous already, or not dense (a slice, an
+    expanded tensor), which the binding copies."""
+    if tensor.is_contiguous() or tensor.dim() < 2:
+        return None
+    order = tuple(sorted(range(tensor.dim()), key=lambda d: (-tensor.stride(d), d)))
+    return order if tensor.permute(order).is_contiguous() else None
 
 
 def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> dict[torch.fx.Node, object]:
@@ -56,24 +70,31 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
     env: dict[torch.fx.Node, object] = {}
     arguments: list[Value] = []
     tensor_inputs: list[int] = []
-    placeholder_index = 0
+    input_orders: list = []
+    placeholders: dict[torch.fx.Node, int] = {}
     for node in graph_module.graph.nodes:
         if node.op == "placeholder":
-            value = inputs[placeholder_index]
+            value = inputs[len(placeholders)]
             if isinstance(value, torch.Tensor):
-                argument = Value(f"%arg{len(arguments)}", tuple(value.shape), value.dtype)
+                # A permuted input is bound as its memory (no copy); XLA folds the transpose into its users.
+                order = permuted_layout(value)
+                physical = tuple(value.shape) if order is None else tuple(value.shape[d] for d in order)
+                argument = Value(f"%arg{len(arguments)}", physical, value.dtype)
                 arguments.append(argument)
-                tensor_inputs.append(placeholder_index)
-                env[node] = argument
+                tensor_inputs.append(len(placeholders))
+                input_orders.append(order)
+                env[node] = argument if order is None else context.transpose(argument, _inverse(order))
             else:
                 env[node] = value  # SymInt / scalar inputs: specialized (part of the cache key)
-            placeholder_index += 1
+            placeholders[node] = len(placeholders)
         elif node.op == "get_attr":
             env[node] = _embed_constant(context, _attribute(graph_module, node.target))
         elif node.op == "call_function":
             env[node] = _lower_node(context, node, env, outputs[node])
         elif node.op == "output":
-            return _finish(context, arguments, tensor_inputs, node, env, outputs, name)
+            lowered = _finish(context, arguments, placeholders, node, env, outputs, name)
+            lowered.tensor_inputs, lowered.input_orders = tensor_inputs, input_orders
+            return lowered
         else:
             raise LoweringError(f"unexpected FX node {node.op} {node.target}")
     raise LoweringError("graph has no output")
@@ -124,20 +145,23 @@ def _lower_node(context: LoweringContext, node: torch.fx.Node, env, output):
     return result
 
 
-def _finish(context, arguments, tensor_inputs, output_node, env, node_outputs, name) -> LoweredGraph:
+def _inverse(order) -> list[int]:
+    return [order.index(d) for d in range(len(order))]
+
+
+def _finish(context, arguments, placeholders, output_node, env, node_outputs, name) -> LoweredGraph:
     builder = context.builder
     results: list[Value] = []
     result_meta: list = []
     outputs: list = []
     flat_outputs, _ = torch.utils._pytree.tree_flatten(output_node.args[0])
-    argument_names = {a.name: i for i, a in enumerate(arguments)}
     for node in flat_outputs:
         value = env[node] if isinstance(node, torch.fx.Node) else node
         if isinstance(value, Value):
             if isinstance(node, torch.fx.Node) and node.op == "placeholder":
                 # The graph returns its input itself; an op that merely lowers to its input (floor of an integer
                 # tensor) returns a new tensor, so it stays an XLA result (copied if XLA hands back the input).
-                outputs.append(("input", tensor_inputs[argument_names[value.name]]))
+                outputs.append(("input", placeholders[node]))
             else:
                 outputs.append(("tensor", len(results)))
                 results.append(value)
@@ -158,4 +182,4 @@ def _finish(context, arguments, tensor_inputs, output_node, env, node_outputs, n
             f"    {body}\n"
             f'    "func.return"({returns}) : ({result_types}) -> ()\n'
             f"  }}\n}}\n")
-    return LoweredGraph(text, tensor_inputs, outputs, result_meta, [check for check, _ in context.checks])
+    return LoweredGraph(text, [], outputs, result_meta, [check for check, _ in context.checks])
