@@ -176,29 +176,33 @@ def test_outputs_live_in_axon_memory_without_copies():
     assert bindings.copied_inputs == 0  # dense inputs were bound in place
 
 
-def test_permuted_inputs_are_bound_as_their_memory_without_copies():
+def test_strided_inputs_are_bound_in_place_without_copies():
     from torch_axon.compile import bindings
 
     function = _compile(lambda a, b, c: a @ b + c.sum(1))
     a = torch.randn(8, 8, device="axon")
     b = torch.randn(6, 8, device="axon").t()
     c = torch.randn(5, 6, 8, device="axon").permute(2, 0, 1)  # a permutation of a dense tensor
+    q, k, v = torch.randn(2, 5, 24, device="axon").split(8, -1)  # attention's column slices, transposed
     before = bindings.copied_inputs
-    for first in (a, a.t()):  # a new layout: a new specialization, also bound in place
+    for first in (a, a.t(), torch.randn(8, 12, device="axon")[:, 2:10]):  # each layout its own specialization
         torch.testing.assert_close(function(first, b, c), first @ b + c.sum(1))
+    heads = _compile(lambda q, k, v: (q @ k.transpose(-1, -2)).softmax(-1) @ v)
+    split = [t.view(2, 5, 2, 4).transpose(1, 2) for t in (q, k, v)]
+    torch.testing.assert_close(heads(*split), (split[0] @ split[1].transpose(-1, -2)).softmax(-1) @ split[2])
     assert bindings.copied_inputs == before
-    sliced = torch.randn(8, 16, device="axon")[:, ::2]  # not dense: still copied
-    torch.testing.assert_close(function(sliced, b, c), sliced @ b + c.sum(1))
-    assert bindings.copied_inputs == before + 1
+    for strided in (torch.randn(8, 16, device="axon")[:, ::2], torch.randn(8, device="axon").expand(8, 8)):
+        torch.testing.assert_close(function(strided, b, c), strided @ b + c.sum(1))  # no region holds them
+    assert bindings.copied_inputs == before + 2
 
 
 def test_training_binds_saved_transposes_and_returned_views_in_place():
     # The forward graph returns the halves of one product (views, saved for the backward) and uses them: they
-    # used to cut it into three partitions, and the backward copied the saved weight transpose.
+    # used to cut it into three partitions, and the backward copied them and the saved weight transpose.
     from torch_axon.compile import bindings
 
     def step(x, w):
-        a, b = torch.nn.functional.linear(x, w).split(8, dim=0)
+        a, b = torch.nn.functional.linear(x, w).split(4, dim=-1)
         loss = (a * b.sigmoid()).sum()
         loss.backward()
         return loss

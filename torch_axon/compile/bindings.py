@@ -1,8 +1,9 @@
 """An executable's bindings: the axon tensors a compiled partition's launch reads and writes.
 
-Inputs are bound in place when they are dense axon tensors of the launch's
-device, row-major or a permutation of row-major (bound as their memory, which
-the module transposes back); others are first made so on axon (one device
+Inputs are bound in place when they are axon tensors of the launch's device
+that are row-major, or a box of a dense region of their storage in some
+dimension order (input_layout.py: bound as that region, which the module
+slices and transposes back); others are first made dense on axon (one device
 copy, counted in `copied_inputs`). Results are new axon tensors the launch writes: they come
 from the caching allocator, so they are counted in axon's memory statistics and
 freed like any tensor. Everything here is stream-ordered device work: nothing
@@ -13,21 +14,35 @@ from __future__ import annotations
 
 import torch
 
+from .input_layout import input_layout
+
 copied_inputs = 0
 
 
-def input_binding(tensor: torch.Tensor, device: torch.device, order=None) -> torch.Tensor:
-    """`tensor` as the launch reads it; `order` (LoweredGraph.input_orders) binds a permuted tensor as its
-    memory, which the module transposes back."""
+def input_binding(tensor: torch.Tensor, device: torch.device, layout=None) -> torch.Tensor:
+    """`tensor` as the launch reads it; `layout` (LoweredGraph.input_layouts, input_layout.py) binds a strided
+    tensor as the dense region of its storage it lies in."""
     global copied_inputs
     if tensor.device != device:
         tensor = tensor.to(device, non_blocking=True)  # a CPU scalar lifted into the graph, another axon device
-    if order is not None:
-        tensor = tensor.permute(order)
+        if layout is not None and input_layout(tensor) != layout:
+            return _region_copy(tensor, layout)
+    if layout is not None:
+        tensor = layout.binding(tensor)
     if tensor.is_conj() or tensor.is_neg() or not tensor.is_contiguous():
         tensor = tensor.resolve_conj().resolve_neg().contiguous()
         copied_inputs += 1
     return tensor
+
+
+def _region_copy(tensor: torch.Tensor, layout) -> torch.Tensor:
+    """A new region holding `tensor` where `layout` expects it (the rest is never read)."""
+    global copied_inputs
+    copied_inputs += 1
+    region = torch.empty(layout.region, dtype=tensor.dtype, device=tensor.device)
+    box = region[tuple(slice(start, start + size) for start, size in zip(layout.starts, layout.shape))]
+    box.copy_(tensor.permute(layout.order))
+    return region
 
 
 def result_bindings(output_meta, checks: int, device: torch.device) -> list[torch.Tensor]:

@@ -2,7 +2,7 @@
 
 Dynamic shapes are handled by specialization: a graph captured with symbolic
 sizes is lowered again for each new concrete signature (input shapes, dtypes,
-devices, permuted layouts of inputs and integer arguments), and up to
+devices, strided layouts of inputs and integer arguments), and up to
 `max_specializations` executables are kept (least recently used evicted). This keeps every executable fully
 static — the form XLA optimizes best — while Dynamo itself does not recompile.
 
@@ -31,9 +31,9 @@ import torch
 import torch.fx
 
 from . import bindings, executable, stage
+from .input_layout import input_layout
 from .lowering import LoweringError
 from .lowering.checks import RAISE
-from .lowering.graph import permuted_layout
 
 _EAGER = object()
 
@@ -42,7 +42,7 @@ def _signature(args) -> tuple:
     key = []
     for value in args:
         if isinstance(value, torch.Tensor):
-            key.append((tuple(value.shape), value.dtype, value.device.index, permuted_layout(value)))
+            key.append((tuple(value.shape), value.dtype, value.device.index, input_layout(value)))
         elif isinstance(value, (int, float, bool)):
             key.append(value)
         else:
@@ -83,8 +83,8 @@ class CompiledPartition(torch.nn.Module):
             return self.graph_module(*args)
         compiled, lowered = entry
         device = torch.device("axon", compiled.device)
-        inputs = [bindings.input_binding(args[i], device, order)
-                  for i, order in zip(lowered.tensor_inputs, lowered.input_orders)]
+        inputs = [bindings.input_binding(args[i], device, layout)
+                  for i, layout in zip(lowered.tensor_inputs, lowered.input_layouts)]
         results = bindings.result_bindings(lowered.output_meta, len(lowered.checks), device)
         compiled.launch(inputs + results, label=self.name)
         if lowered.checks:

@@ -285,6 +285,8 @@ def _lower_call(target, args, results, operands: bool, in_place: bool):
         raise _Declined(f"lowering: {type(error).__name__}") from None
     if lowered.checks:
         raise _Declined("needs run-time checks")
+    if any(layout is not None for layout in lowered.input_layouts):
+        raise _Declined("reads a strided input")  # the C++ side binds the operands as they are
     if lowered.outputs != [("tensor", i) for i in range(len(results))]:
         raise _Declined("results are not fresh tensors")
     for meta, result, order in zip(lowered.output_meta, results, result_orders):

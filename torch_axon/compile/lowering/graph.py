@@ -14,6 +14,7 @@ import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from ..input_layout import input_layout
 from ..node_metadata import facts_for
 from .builder import FunctionBuilder, LoweringError, Value
 from .context import LoweringContext
@@ -30,20 +31,9 @@ class LoweredGraph:
     output_meta: list               # fake tensors of the XLA results, in XLA order
     # Run-time checks (checks.py): when present, the last XLA result is their [len(checks), 2] int64 table.
     checks: list = field(default_factory=list)
-    # Per tensor input: None, or the order in which it is row-major in memory (`permuted_layout`). The caller
-    # binds `input.permute(order)`, the memory as it is, and the module transposes it back.
-    input_orders: list = field(default_factory=list)
-
-
-def permuted_layout(tensor: torch.Tensor) -> tuple[int, ...] | None:
-    """For a tensor that is a permutation of a dense row-major one (a saved `weight.t()`, a `permute`d
-    activation), the order of its dimensions from outermost to innermost in memory, so that
-    `tensor.permute(order)` is contiguous; None when it is contiguous already, or not dense (a slice, an
-    expanded tensor), which the binding copies."""
-    if tensor.is_contiguous() or tensor.dim() < 2:
-        return None
-    order = tuple(sorted(range(tensor.dim()), key=lambda d: (-tensor.stride(d), d)))
-    return order if tensor.permute(order).is_contiguous() else None
+    # Per tensor input: None (bound as it is), or the InputLayout (input_layout.py) through which it is bound
+    # without a copy; the module slices and transposes it back.
+    input_layouts: list = field(default_factory=list)
 
 
 def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> dict[torch.fx.Node, object]:
@@ -70,20 +60,19 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
     env: dict[torch.fx.Node, object] = {}
     arguments: list[Value] = []
     tensor_inputs: list[int] = []
-    input_orders: list = []
+    input_layouts: list = []
     placeholders: dict[torch.fx.Node, int] = {}
     for node in graph_module.graph.nodes:
         if node.op == "placeholder":
             value = inputs[len(placeholders)]
             if isinstance(value, torch.Tensor):
-                # A permuted input is bound as its memory (no copy); XLA folds the transpose into its users.
-                order = permuted_layout(value)
-                physical = tuple(value.shape) if order is None else tuple(value.shape[d] for d in order)
-                argument = Value(f"%arg{len(arguments)}", physical, value.dtype)
+                layout = input_layout(value)
+                argument = Value(f"%arg{len(arguments)}", tuple(value.shape) if layout is None else layout.region,
+                                 value.dtype)
                 arguments.append(argument)
                 tensor_inputs.append(len(placeholders))
-                input_orders.append(order)
-                env[node] = argument if order is None else context.transpose(argument, _inverse(order))
+                input_layouts.append(layout)
+                env[node] = argument if layout is None else _read_through(context, argument, layout)
             else:
                 env[node] = value  # SymInt / scalar inputs: specialized (part of the cache key)
             placeholders[node] = len(placeholders)
@@ -93,7 +82,7 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
             env[node] = _lower_node(context, node, env, outputs[node])
         elif node.op == "output":
             lowered = _finish(context, arguments, placeholders, node, env, outputs, name)
-            lowered.tensor_inputs, lowered.input_orders = tensor_inputs, input_orders
+            lowered.tensor_inputs, lowered.input_layouts = tensor_inputs, input_layouts
             return lowered
         else:
             raise LoweringError(f"unexpected FX node {node.op} {node.target}")
@@ -145,8 +134,12 @@ def _lower_node(context: LoweringContext, node: torch.fx.Node, env, output):
     return result
 
 
-def _inverse(order) -> list[int]:
-    return [order.index(d) for d in range(len(order))]
+def _read_through(context: LoweringContext, region: Value, layout) -> Value:
+    """The input a strided binding stands for: its box sliced out of the region, in its own dimension order."""
+    box = region
+    if layout.sliced:
+        box = context.slice(region, layout.starts, [s + n for s, n in zip(layout.starts, layout.shape)])
+    return context.transpose(box, [layout.order.index(d) for d in range(len(layout.order))])
 
 
 def _finish(context, arguments, placeholders, output_node, env, node_outputs, name) -> LoweredGraph:
