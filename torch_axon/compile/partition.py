@@ -29,18 +29,22 @@ from .node_metadata import facts_for
 aten = torch.ops.aten
 
 # Ops a backend may prefer to serve with its tuned library kernels instead of
-# compiler-generated code, like Inductor's extern kernels: with
-# AXON_COMPILE_EXTERN=1 they run as axon ops between compiled partitions. Off by
-# default: splitting graphs there made GPT and CNN training slower overall (more
-# partitions; docs/benchmarks.md), although XLA:CPU's dots alone are slower.
+# compiler-generated code, like Inductor's extern kernels: they run as axon ops
+# between compiled partitions. By default only convolutions do: XLA:CPU's
+# convolution gradients take about twice the time of oneDNN's, and the CNN
+# training step ran 0.61x axon eager with them extern against 0.41x compiled
+# (docs/benchmarks.md). Matrix products stay compiled: XLA's dots are close to
+# MKL's here and cutting GPT graphs at every product cost more than it saved.
 EXTERN_KERNELS = {aten.mm.default, aten.bmm.default, aten.addmm.default, aten.baddbmm.default,
                   aten.convolution.default, aten.convolution_backward.default}
 EXTERN_REASON = "extern kernel: runs as the axon library op"
+DEFAULT_EXTERN = "convolution"
 
 
 def extern_kernels() -> set:
-    """AXON_COMPILE_EXTERN: "1" for all of EXTERN_KERNELS, or a comma list of names ("convolution,mm")."""
-    setting = os.environ.get("AXON_COMPILE_EXTERN", "0").strip()
+    """AXON_COMPILE_EXTERN: unset for DEFAULT_EXTERN, "0" for none, "1" for all of EXTERN_KERNELS, or a comma
+    list of names ("convolution,mm")."""
+    setting = os.environ.get("AXON_COMPILE_EXTERN", DEFAULT_EXTERN).strip()
     if setting in ("", "0"):
         return set()
     if setting == "1":
