@@ -196,6 +196,20 @@ def test_strided_inputs_are_bound_in_place_without_copies():
     assert bindings.copied_inputs == before + 2
 
 
+def test_a_loop_over_slices_of_one_tensor_compiles_once():
+    # Where a slice begins in its storage is a run-time argument, not part of the specialization key.
+    from torch_axon.compile import bindings
+
+    cell = _compile(lambda x_t, h: torch.tanh(x_t @ h.t() + h))
+    x = torch.randn(4, 30, 4, device="axon")
+    h = expected = torch.eye(4, device="axon")
+    before = bindings.copied_inputs
+    for t in range(8):
+        h, expected = cell(x[:, t], h), torch.tanh(x[:, t] @ expected.t() + expected)
+    torch.testing.assert_close(h, expected)
+    assert axon_compile.report().graphs[0].executables == 1 and bindings.copied_inputs == before
+
+
 def test_training_binds_saved_transposes_and_returned_views_in_place():
     # The forward graph returns the halves of one product (views, saved for the backward) and uses them: they
     # used to cut it into three partitions, and the backward copied them and the saved weight transpose.

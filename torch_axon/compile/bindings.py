@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import torch
 
-from .input_layout import input_layout
-
 copied_inputs = 0
 
 
@@ -25,7 +23,7 @@ def input_binding(tensor: torch.Tensor, device: torch.device, layout=None) -> to
     global copied_inputs
     if tensor.device != device:
         tensor = tensor.to(device, non_blocking=True)  # a CPU scalar lifted into the graph, another axon device
-        if layout is not None and input_layout(tensor) != layout:
+        if layout is not None:  # the copy need not lie where the original did in its storage
             return _region_copy(tensor, layout)
     if layout is not None:
         tensor = layout.binding(tensor)
@@ -43,6 +41,13 @@ def _region_copy(tensor: torch.Tensor, layout) -> torch.Tensor:
     box = region[tuple(slice(start, start + size) for start, size in zip(layout.starts, layout.shape))]
     box.copy_(tensor.permute(layout.order))
     return region
+
+
+def start_bindings(layouts, device: torch.device) -> list[torch.Tensor]:
+    """Where this call's boxes begin in their regions (LoweredGraph.input_layouts): the int64 vector the
+    module takes last when a layout is sliced, else nothing."""
+    starts = [start for layout in layouts if layout is not None and layout.sliced for start in layout.starts]
+    return [torch.tensor(starts, dtype=torch.int64).to(device, non_blocking=True)] if starts else []
 
 
 def result_bindings(output_meta, checks: int, device: torch.device) -> list[torch.Tensor]:

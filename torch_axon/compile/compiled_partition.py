@@ -38,11 +38,15 @@ from .lowering.checks import RAISE
 _EAGER = object()
 
 
-def _signature(args) -> tuple:
+def _layouts(args) -> list:
+    return [input_layout(value) if isinstance(value, torch.Tensor) else None for value in args]
+
+
+def _signature(args, layouts) -> tuple:
     key = []
-    for value in args:
+    for value, layout in zip(args, layouts):
         if isinstance(value, torch.Tensor):
-            key.append((tuple(value.shape), value.dtype, value.device.index, input_layout(value)))
+            key.append((tuple(value.shape), value.dtype, value.device.index, layout))
         elif isinstance(value, (int, float, bool)):
             key.append(value)
         else:
@@ -73,7 +77,8 @@ class CompiledPartition(torch.nn.Module):
         _, self.output_spec = torch.utils._pytree.tree_flatten(output_node.args[0])
 
     def forward(self, *args):
-        key = _signature(args)
+        layouts = _layouts(args)
+        key = _signature(args, layouts)
         entry = self.specializations.get(key)
         if entry is None:
             entry = self._specialize(args, key)
@@ -83,8 +88,8 @@ class CompiledPartition(torch.nn.Module):
             return self.graph_module(*args)
         compiled, lowered = entry
         device = torch.device("axon", compiled.device)
-        inputs = [bindings.input_binding(args[i], device, layout)
-                  for i, layout in zip(lowered.tensor_inputs, lowered.input_layouts)]
+        inputs = [bindings.input_binding(args[i], device, layouts[i]) for i in lowered.tensor_inputs]
+        inputs += bindings.start_bindings([layouts[i] for i in lowered.tensor_inputs], device)
         results = bindings.result_bindings(lowered.output_meta, len(lowered.checks), device)
         compiled.launch(inputs + results, label=self.name)
         if lowered.checks:

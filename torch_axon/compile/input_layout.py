@@ -6,14 +6,16 @@ Such a tensor is usually a box inside a dense region of its storage, seen in ano
 partition then binds that region as it lies in memory (a contiguous `as_strided` view, no copy), and the
 module slices the box out and transposes it back, which XLA fuses into the ops that read it.
 
-A layout is part of a partition's specialization key: the module depends on it, not on where in its
-storage the region starts. Inputs no layout describes (expanded tensors, steps larger than one element in
-the innermost dimension, regions that would run past the storage) are copied by the binding, as before.
+A layout is part of a partition's specialization key; where the box begins in its region is not (an RNN
+reading `x[:, t]` would otherwise compile once per step): the module takes those starts as a small int64
+argument and slices with them at run time. Inputs no layout describes (expanded tensors, steps larger
+than one element in the innermost dimension, regions that would run past the storage) are copied by the
+binding, as before.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -23,7 +25,9 @@ class InputLayout:
     order: tuple[int, ...]          # the tensor's dimensions, outermost in memory first
     shape: tuple[int, ...]          # the tensor's sizes in that order
     region: tuple[int, ...]         # the dense region bound, in that order
-    starts: tuple[int, ...]         # where the tensor's box begins in the region, in that order
+    # Where the tensor's box begins in the region, in that order: a run-time argument of the module, so not
+    # part of the layout's identity.
+    starts: tuple[int, ...] = field(compare=False)
 
     def binding(self, tensor: torch.Tensor) -> torch.Tensor:
         """The region of `tensor`'s storage this layout reads, as a contiguous view (no copy)."""

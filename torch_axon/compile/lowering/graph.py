@@ -16,7 +16,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ..input_layout import input_layout
 from ..node_metadata import facts_for
-from .builder import FunctionBuilder, LoweringError, Value
+from .builder import FunctionBuilder, LoweringError, Value, i64_array
 from .context import LoweringContext
 from .registry import lowering_for
 
@@ -32,7 +32,8 @@ class LoweredGraph:
     # Run-time checks (checks.py): when present, the last XLA result is their [len(checks), 2] int64 table.
     checks: list = field(default_factory=list)
     # Per tensor input: None (bound as it is), or the InputLayout (input_layout.py) through which it is bound
-    # without a copy; the module slices and transposes it back.
+    # without a copy; the module slices and transposes it back. When a layout is sliced, the module's last
+    # argument is one int64 vector: the starts of the call's sliced layouts, concatenated in input order.
     input_layouts: list = field(default_factory=list)
 
 
@@ -61,6 +62,7 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
     arguments: list[Value] = []
     tensor_inputs: list[int] = []
     input_layouts: list = []
+    starts = _starts_argument(inputs)
     placeholders: dict[torch.fx.Node, int] = {}
     for node in graph_module.graph.nodes:
         if node.op == "placeholder":
@@ -72,7 +74,8 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
                 arguments.append(argument)
                 tensor_inputs.append(len(placeholders))
                 input_layouts.append(layout)
-                env[node] = argument if layout is None else _read_through(context, argument, layout)
+                env[node] = argument if layout is None else _read_through(context, argument, layout, starts,
+                                                                          input_layouts[:-1])
             else:
                 env[node] = value  # SymInt / scalar inputs: specialized (part of the cache key)
             placeholders[node] = len(placeholders)
@@ -81,7 +84,8 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
         elif node.op == "call_function":
             env[node] = _lower_node(context, node, env, outputs[node])
         elif node.op == "output":
-            lowered = _finish(context, arguments, placeholders, node, env, outputs, name)
+            lowered = _finish(context, arguments + ([starts] if starts else []), placeholders, node, env, outputs,
+                              name)
             lowered.tensor_inputs, lowered.input_layouts = tensor_inputs, input_layouts
             return lowered
         else:
@@ -134,11 +138,26 @@ def _lower_node(context: LoweringContext, node: torch.fx.Node, env, output):
     return result
 
 
-def _read_through(context: LoweringContext, region: Value, layout) -> Value:
-    """The input a strided binding stands for: its box sliced out of the region, in its own dimension order."""
+def _starts_argument(inputs) -> Value | None:
+    """The int64 vector argument holding the sliced layouts' starts, or None when no input is sliced."""
+    count = sum(len(layout.order) for layout in map(_layout_of, inputs) if layout is not None and layout.sliced)
+    return Value("%starts", (count,), torch.int64) if count else None
+
+
+def _layout_of(value):
+    return input_layout(value) if isinstance(value, torch.Tensor) else None
+
+
+def _read_through(context: LoweringContext, region: Value, layout, starts: Value | None, earlier) -> Value:
+    """The input a strided binding stands for: its box sliced out of the region at its starts (read from the
+    `starts` argument after those of the `earlier` layouts), in its own dimension order."""
     box = region
     if layout.sliced:
-        box = context.slice(region, layout.starts, [s + n for s, n in zip(layout.starts, layout.shape)])
+        offset = sum(len(e.order) for e in earlier if e is not None and e.sliced)
+        corner = [context.reshape(context.slice(starts, [offset + d], [offset + d + 1]), ())
+                  for d in range(region.rank)]
+        box = context.op("stablehlo.dynamic_slice", [region, *corner], layout.shape, region.dtype,
+                         f"slice_sizes = {i64_array(layout.shape)}")
     return context.transpose(box, [layout.order.index(d) for d in range(len(layout.order))])
 
 
