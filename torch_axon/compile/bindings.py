@@ -4,10 +4,10 @@ Inputs are bound in place when they are axon tensors of the launch's device
 that are row-major, or a box of a dense region of their storage in some
 dimension order (input_layout.py: bound as that region, which the module
 slices and transposes back); others are first made dense on axon (one device
-copy, counted in `copied_inputs`). Results are new axon tensors the launch writes: they come
-from the caching allocator, so they are counted in axon's memory statistics and
-freed like any tensor. Everything here is stream-ordered device work: nothing
-waits for the device.
+copy, counted in `copied_inputs`). Results are new axon tensors the launch
+writes: they come from the caching allocator, so they are counted in axon's
+memory statistics and freed like any tensor. Everything here is stream-ordered
+device work: nothing waits for the device.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Dynamic shapes are handled by specialization: a graph captured with symbolic
 sizes is lowered again for each new concrete signature (input shapes, dtypes,
 devices, strided layouts of inputs and integer arguments), and up to
-`max_specializations` executables are kept (least recently used evicted). This keeps every executable fully
-static — the form XLA optimizes best — while Dynamo itself does not recompile.
+`max_specializations` executables are kept (least recently used evicted).
+This keeps every executable fully static — the form XLA optimizes best —
+while Dynamo itself does not recompile.
 
 A call launches its executable on the current stream of the partition's
 device, with the input tensors and new result tensors as bindings

@@ -15,6 +15,7 @@ binding, as before.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -75,13 +76,7 @@ def input_layout(tensor: torch.Tensor) -> InputLayout | None:
     if remainder:
         return None
     first = tensor.storage_offset() - sum(s * t for s, t in zip(starts, _row_major_strides(region)))
-    if first < 0 or (first + _count(region)) * tensor.element_size() > tensor.untyped_storage().nbytes():
+    if first < 0 or (first + math.prod(region)) * tensor.element_size() > tensor.untyped_storage().nbytes():
         return None
     return InputLayout(order, tuple(sizes[d] for d in order), tuple(region), tuple(starts))
 
-
-def _count(shape) -> int:
-    count = 1
-    for size in shape:
-        count *= size
-    return count

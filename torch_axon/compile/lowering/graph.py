@@ -61,21 +61,23 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
     env: dict[torch.fx.Node, object] = {}
     arguments: list[Value] = []
     tensor_inputs: list[int] = []
-    input_layouts: list = []
-    starts = _starts_argument(inputs)
+    layouts = [input_layout(value) if isinstance(value, torch.Tensor) else None for value in inputs]
+    starts_count = sum(len(layout.order) for layout in layouts if layout is not None and layout.sliced)
+    starts = Value("%starts", (starts_count,), torch.int64) if starts_count else None
+    starts_read = 0                 # entries of `starts` the sliced layouts before this input take
     placeholders: dict[torch.fx.Node, int] = {}
     for node in graph_module.graph.nodes:
         if node.op == "placeholder":
-            value = inputs[len(placeholders)]
+            value, layout = inputs[len(placeholders)], layouts[len(placeholders)]
             if isinstance(value, torch.Tensor):
-                layout = input_layout(value)
                 argument = Value(f"%arg{len(arguments)}", tuple(value.shape) if layout is None else layout.region,
                                  value.dtype)
                 arguments.append(argument)
                 tensor_inputs.append(len(placeholders))
-                input_layouts.append(layout)
-                env[node] = argument if layout is None else _read_through(context, argument, layout, starts,
-                                                                          input_layouts[:-1])
+                env[node] = argument
+                if layout is not None:
+                    env[node] = _read_through(context, argument, layout, starts, starts_read)
+                    starts_read += len(layout.order) if layout.sliced else 0
             else:
                 env[node] = value  # SymInt / scalar inputs: specialized (part of the cache key)
             placeholders[node] = len(placeholders)
@@ -84,10 +86,9 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
         elif node.op == "call_function":
             env[node] = _lower_node(context, node, env, outputs[node])
         elif node.op == "output":
-            lowered = _finish(context, arguments + ([starts] if starts else []), placeholders, node, env, outputs,
-                              name)
-            lowered.tensor_inputs, lowered.input_layouts = tensor_inputs, input_layouts
-            return lowered
+            bound = (tensor_inputs, [layouts[i] for i in tensor_inputs])
+            return _finish(context, arguments + ([starts] if starts else []), bound, placeholders, node, env,
+                           outputs, name)
         else:
             raise LoweringError(f"unexpected FX node {node.op} {node.target}")
     raise LoweringError("graph has no output")
@@ -138,22 +139,11 @@ def _lower_node(context: LoweringContext, node: torch.fx.Node, env, output):
     return result
 
 
-def _starts_argument(inputs) -> Value | None:
-    """The int64 vector argument holding the sliced layouts' starts, or None when no input is sliced."""
-    count = sum(len(layout.order) for layout in map(_layout_of, inputs) if layout is not None and layout.sliced)
-    return Value("%starts", (count,), torch.int64) if count else None
-
-
-def _layout_of(value):
-    return input_layout(value) if isinstance(value, torch.Tensor) else None
-
-
-def _read_through(context: LoweringContext, region: Value, layout, starts: Value | None, earlier) -> Value:
-    """The input a strided binding stands for: its box sliced out of the region at its starts (read from the
-    `starts` argument after those of the `earlier` layouts), in its own dimension order."""
+def _read_through(context: LoweringContext, region: Value, layout, starts: Value | None, offset: int) -> Value:
+    """The input a strided binding stands for: its box sliced out of the region at its starts (entries
+    `offset`... of the `starts` argument), in its own dimension order."""
     box = region
     if layout.sliced:
-        offset = sum(len(e.order) for e in earlier if e is not None and e.sliced)
         corner = [context.reshape(context.slice(starts, [offset + d], [offset + d + 1]), ())
                   for d in range(region.rank)]
         box = context.op("stablehlo.dynamic_slice", [region, *corner], layout.shape, region.dtype,
@@ -161,7 +151,8 @@ def _read_through(context: LoweringContext, region: Value, layout, starts: Value
     return context.transpose(box, [layout.order.index(d) for d in range(len(layout.order))])
 
 
-def _finish(context, arguments, placeholders, output_node, env, node_outputs, name) -> LoweredGraph:
+def _finish(context, arguments, bound, placeholders, output_node, env, node_outputs, name) -> LoweredGraph:
+    """The module text; `bound` is (tensor_inputs, input_layouts) of LoweredGraph."""
     builder = context.builder
     results: list[Value] = []
     result_meta: list = []
@@ -194,4 +185,6 @@ def _finish(context, arguments, placeholders, output_node, env, node_outputs, na
             f"    {body}\n"
             f'    "func.return"({returns}) : ({result_types}) -> ()\n'
             f"  }}\n}}\n")
-    return LoweredGraph(text, [], outputs, result_meta, [check for check, _ in context.checks])
+    tensor_inputs, input_layouts = bound
+    return LoweredGraph(text, tensor_inputs, outputs, result_meta, [check for check, _ in context.checks],
+                        input_layouts)

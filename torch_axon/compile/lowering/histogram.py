@@ -28,14 +28,14 @@ from .registry import lowers
 aten = torch.ops.aten
 
 
-def _outer_edges(bins: int, low: float, high: float, dtype: torch.dtype) -> tuple[float, float, float]:
-    """(L, R, R - L) as the CPU kernel computes them in `dtype` (on real tensors: lowering runs under a fake
-    tensor mode)."""
+def _outer_edges(low: float, high: float, dtype: torch.dtype) -> tuple[float, float, float]:
+    """(L, R, R - L) as the CPU kernel computes them in `dtype`. linspace's first and last elements are its
+    ends rounded to `dtype`, so no linspace is built (on real tensors: lowering runs under a fake tensor mode)."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     with unset_fake_temporarily():
-        edges = torch.linspace(low, high, bins + 1, dtype=dtype)
-        return float(edges[0]), float(edges[-1]), float(edges[-1] - edges[0])
+        left, right = torch.tensor([low, high], dtype=dtype)
+        return float(left), float(right), float(right - left)
 
 
 @lowers(aten.histc.default)
@@ -53,7 +53,7 @@ def _histc(context: LoweringContext, node, x, bins=100, min=0, max=0):
     count = math.prod(x.shape)
     if count == 0:
         return counts
-    left, right, width = _outer_edges(bins, low, high, dtype)
+    left, right, width = _outer_edges(low, high, dtype)
     x = context.reshape(context.convert(x, dtype), (count,))
     position = context.div(context.mul(context.sub(x, left), float(bins)), width)  # a true division (context.divisor)
     position = context.convert(position, torch.int64)      # truncation, as the kernel's static_cast
