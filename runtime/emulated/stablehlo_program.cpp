@@ -46,8 +46,10 @@ PluginState& plugin() {
 }
 
 // An image of format "xla-cpu-executable": this magic, the plugin's API
-// version, a NUL; @main's signature text, a NUL; the plugin's serialized program.
-constexpr char kImageMagic[] = "axon-xla-cpu-executable/1";
+// version, a NUL; @main's signature text, a NUL; the plugin's serialized
+// program. Version 2: the program takes its results in place
+// (with_results_in_place), after the arguments the signature lists.
+constexpr char kImageMagic[] = "axon-xla-cpu-executable/2";
 
 class StablehloProgram final : public LoadedProgram {
  public:
@@ -138,10 +140,11 @@ std::shared_ptr<LoadedProgram> load_stablehlo(const std::string& text) {
   Signature signature = main_signature(text);
   std::shared_ptr<pjrt::CompiledProgram> program;
   try {
-    program = state.client->compile(text);
+    program = state.client->compile(pjrt::with_results_in_place(text));
   } catch (const std::exception& error) {
     fail(AXON_ERROR_INVALID_VALUE, error.what());
   }
+  program->set_results_in_place(true);
   return std::make_shared<StablehloProgram>(std::move(program), std::move(signature));
 }
 
@@ -172,6 +175,7 @@ std::shared_ptr<LoadedProgram> load_xla_cpu_image(const std::string& image) {
   } catch (const std::exception& error) {
     fail(AXON_ERROR_INVALID_VALUE, error.what());
   }
+  program->set_results_in_place(true);
   return std::make_shared<StablehloProgram>(std::move(program), std::move(signature));
 }
 

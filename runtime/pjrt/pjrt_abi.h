@@ -68,6 +68,7 @@ enum Slot : size_t {
   kLoadedExecutableExecute = 55,
   kExecutableDeserializeAndLoad = 56,
   kBufferDestroy = 58,
+  kBufferUnsafePointer = 73,
   kBufferCopyRawToHost = 100,
   kClientCreateUninitializedBuffer = 112,
 };
@@ -105,6 +106,7 @@ enum BufferType : int {
 enum HostBufferSemantics : int {
   kImmutableOnlyDuringCall = 0,  // copied before the call returns
   kImmutableZeroCopy = 2,        // aliased while the buffer lives (64-byte aligned bytes; others are copied)
+  kMutableZeroCopy = 3,          // the same, and the plugin may also write the bytes (a donated argument)
 };
 
 struct ErrorDestroyArgs {
@@ -337,6 +339,12 @@ struct BufferArgs {  // Buffer_Destroy
   size_t struct_size;
   void* extension_start;
   Buffer* buffer;
+};
+struct BufferUnsafePointerArgs {
+  size_t struct_size;
+  void* extension_start;
+  Buffer* buffer;
+  uintptr_t pointer;  // out: the host address of a host-resident buffer's bytes
 };
 struct BufferCopyRawToHostArgs {
   size_t struct_size;

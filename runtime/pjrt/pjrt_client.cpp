@@ -160,24 +160,21 @@ void PjrtClient::run(const CompiledProgram& program, const std::vector<HostArray
     }
   } cleanup{*this, arguments, results, host_buffer_events};
   for (size_t i = 0; i < inputs.size(); ++i) {
-    ClientBufferFromHostBufferArgs make{};
-    make.struct_size = AXON_PJRT_RECORD_SIZE(ClientBufferFromHostBufferArgs, buffer);
-    make.client = client_;
-    make.data = inputs[i].data;
-    make.type = inputs[i].type;
-    make.dims = inputs[i].dims.data();
-    make.num_dims = inputs[i].dims.size();
-    make.host_buffer_semantics = kImmutableZeroCopy;
-    make.device = devices_[0];
-    api_.call(kClientBufferFromHostBuffer, &make, "PJRT_Client_BufferFromHostBuffer");
-    arguments[i] = make.buffer;
-    host_buffer_events.push_back(make.done_with_host_buffer);
+    arguments[i] = host_bytes_buffer(inputs[i], kImmutableZeroCopy, host_buffer_events);
+  }
+  if (program.results_in_place()) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      arguments.push_back(result_argument(outputs[i], shares_memory(i, inputs, outputs), host_buffer_events));
+    }
   }
   // Compiled for device 0 (not portable), so no execute_device; arguments
   // may be donated.
   execute_and_wait(program, nullptr, arguments, /*keep_arguments=*/false, results);
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].bytes == 0) continue;
+    if (program.results_in_place() && address_of(results[i]) == reinterpret_cast<uintptr_t>(outputs[i].data)) {
+      continue;  // written in place
+    }
     BufferCopyRawToHostArgs copy{AXON_PJRT_RECORD_SIZE(BufferCopyRawToHostArgs, event),
                                  nullptr,
                                  results[i],
@@ -188,6 +185,65 @@ void PjrtClient::run(const CompiledProgram& program, const std::vector<HostArray
     api_.call(kBufferCopyRawToHost, &copy, "copying a result out");
     api_.await_event(copy.event, "copying a result out");
   }
+}
+
+namespace {
+
+bool overlap(const HostArray& a, const HostArray& b) {
+  const auto* a_begin = static_cast<const char*>(a.data);
+  const auto* b_begin = static_cast<const char*>(b.data);
+  return a.bytes > 0 && b.bytes > 0 && a_begin < b_begin + b.bytes && b_begin < a_begin + a.bytes;
+}
+
+}  // namespace
+
+bool PjrtClient::shares_memory(size_t output, const std::vector<HostArray>& inputs,
+                               const std::vector<HostArray>& outputs) {
+  for (const HostArray& input : inputs) {
+    if (overlap(outputs[output], input)) return true;
+  }
+  for (size_t other = 0; other < outputs.size(); ++other) {
+    if (other != output && overlap(outputs[output], outputs[other])) return true;
+  }
+  return false;
+}
+
+Buffer* PjrtClient::result_argument(const HostArray& output, bool shares_memory,
+                                    std::vector<Event*>& host_buffer_events) const {
+  if (output.bytes == 0 || shares_memory || reinterpret_cast<uintptr_t>(output.data) % 64 != 0) {
+    ClientCreateUninitializedBufferArgs create{};
+    create.struct_size = AXON_PJRT_RECORD_SIZE(ClientCreateUninitializedBufferArgs, buffer);
+    create.client = client_;
+    create.shape_dims = output.dims.data();
+    create.shape_num_dims = output.dims.size();
+    create.shape_element_type = output.type;
+    create.device = devices_[0];
+    api_.call(kClientCreateUninitializedBuffer, &create, "allocating a result's buffer");
+    return create.buffer;
+  }
+  return host_bytes_buffer(output, kMutableZeroCopy, host_buffer_events);
+}
+
+Buffer* PjrtClient::host_bytes_buffer(const HostArray& array, HostBufferSemantics semantics,
+                                      std::vector<Event*>& host_buffer_events) const {
+  ClientBufferFromHostBufferArgs make{};
+  make.struct_size = AXON_PJRT_RECORD_SIZE(ClientBufferFromHostBufferArgs, buffer);
+  make.client = client_;
+  make.data = array.data;
+  make.type = array.type;
+  make.dims = array.dims.data();
+  make.num_dims = array.dims.size();
+  make.host_buffer_semantics = semantics;
+  make.device = devices_[0];
+  api_.call(kClientBufferFromHostBuffer, &make, "PJRT_Client_BufferFromHostBuffer");
+  host_buffer_events.push_back(make.done_with_host_buffer);
+  return make.buffer;
+}
+
+uintptr_t PjrtClient::address_of(Buffer* buffer) const {
+  BufferUnsafePointerArgs pointer{AXON_PJRT_RECORD_SIZE(BufferUnsafePointerArgs, pointer), nullptr, buffer, 0};
+  api_.call(kBufferUnsafePointer, &pointer, "reading a result's address");
+  return pointer.pointer;
 }
 
 }  // namespace axon::pjrt

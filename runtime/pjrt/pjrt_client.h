@@ -51,7 +51,11 @@ class PjrtClient {
   std::shared_ptr<CompiledProgram> deserialize(const std::string& bytes);
 
   // Runs `program` on `inputs` (read in place where 64-byte aligned, copied
-  // otherwise) and copies its results into `outputs`, waiting for all of it.
+  // otherwise) with its results in `outputs`, waiting for all of it. A
+  // program with results in place (set_results_in_place) gets each 64-byte
+  // aligned output's bytes that overlap no other binding as the donated
+  // argument its result aliases, so XLA writes the result there; any other
+  // result is copied into its output after the run.
   // Throws std::runtime_error on failure.
   void run(const CompiledProgram& program, const std::vector<HostArray>& inputs, const std::vector<HostArray>& outputs);
 
@@ -83,6 +87,18 @@ class PjrtClient {
   std::shared_ptr<CompiledProgram> adopt(LoadedExecutable* executable);
   Executable* executable_of(const CompiledProgram& program) const;  // the caller destroys it
   void destroy_executable(Executable* executable) const;
+  // The argument a result in place is written to: `output`'s own bytes when
+  // they are 64-byte aligned (what the plugin aliases) and share no memory
+  // with another binding (XLA may write a result before it has read every
+  // argument), else a new buffer the result is copied out of.
+  Buffer* result_argument(const HostArray& output, bool shares_memory, std::vector<Event*>& host_buffer_events) const;
+  static bool shares_memory(size_t output, const std::vector<HostArray>& inputs, const std::vector<HostArray>& outputs);
+  // A device-0 buffer over `array`'s host bytes (zero-copy semantics alias
+  // them); its done-with-the-bytes event joins `host_buffer_events`.
+  Buffer* host_bytes_buffer(const HostArray& array, HostBufferSemantics semantics,
+                            std::vector<Event*>& host_buffer_events) const;
+  // The host address of a host-resident buffer's bytes.
+  uintptr_t address_of(Buffer* buffer) const;
   // One PJRT Execute of `program` over `arguments`, waited for; what run()
   // and execute() share. `device`: where a portable program runs, or null for
   // one compiled for a device. `keep_arguments`: none is donated to the
@@ -107,12 +123,17 @@ class CompiledProgram {
 
   size_t output_count() const { return outputs_; }
   void set_output_count(size_t outputs) { outputs_ = outputs; }
+  // Whether the module was compiled from with_results_in_place's text: after
+  // its own arguments, @main takes one per result, aliased to that result.
+  bool results_in_place() const { return results_in_place_; }
+  void set_results_in_place(bool in_place) { results_in_place_ = in_place; }
   LoadedExecutable* executable() const { return executable_; }
 
  private:
   const PjrtClient& client_;
   LoadedExecutable* executable_;
   size_t outputs_;
+  bool results_in_place_ = false;
 };
 
 }  // namespace axon::pjrt

@@ -1,6 +1,7 @@
 #include "stablehlo_signature.h"
 
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "driver_error.h"
@@ -79,6 +80,28 @@ Signature main_signature(const std::string& text) {
     fail(AXON_ERROR_INVALID_VALUE, "expected a module with a public func.func @main(...) -> (...) {...}");
   }
   return Signature{text.substr(main, body - main), arrow - main};
+}
+
+std::string with_results_in_place(const std::string& text) {
+  const Signature signature = main_signature(text);
+  const std::size_t main = text.find("@main(");
+  const std::size_t arrow = main + signature.arrow;
+  const std::size_t body = main + signature.text.size();
+  const std::size_t arguments_end = text.rfind(')', arrow);  // the argument list's closing parenthesis
+  bool first = text.find_first_not_of(" \t\n", main + std::strlen("@main(")) == arguments_end;
+  std::string extra;
+  int result = 0;
+  for (std::size_t at = text.find("tensor<", arrow); at != std::string::npos && at < body;
+       at = text.find("tensor<", at)) {
+    const std::size_t start = at;
+    read_tensor_type(text, at);
+    extra += first ? "" : ", ";
+    extra += "%axon_result_" + std::to_string(result) + ": " + text.substr(start, at - start) +
+             " {tf.aliasing_output = " + std::to_string(result) + " : i32}";
+    first = false;
+    ++result;
+  }
+  return text.substr(0, arguments_end) + extra + text.substr(arguments_end);
 }
 
 }  // namespace axon::pjrt

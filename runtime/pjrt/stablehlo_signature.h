@@ -36,4 +36,13 @@ struct Signature {
 // Throws DriverError(AXON_ERROR_INVALID_VALUE) for a module without a public @main.
 Signature main_signature(const std::string& text);
 
+// `text` with @main taking one more argument per result, after its own: an
+// array of the result's type that the result is written into
+// (`tf.aliasing_output`, XLA's input-output alias). A caller that donates the
+// memory it wants a result in as that argument gets the result there, with no
+// copy out of the plugin's own buffer. XLA may still decline an alias (and
+// then allocates the result itself), so a caller checks where each result
+// landed. Throws what main_signature throws.
+std::string with_results_in_place(const std::string& text);
+
 }  // namespace axon::pjrt

@@ -204,6 +204,80 @@ TEST(Executable, StablehloRunsInStreamOrderAndWritesResultsIntoTheirBindings) {
   EXPECT_EQ(constant, 7);
 }
 
+// The emulated driver compiles results in place (XLA writes each result into
+// its binding, which the program takes as an aliased argument); a binding XLA
+// cannot alias (not 64-byte aligned), a result that is an argument passed
+// through, an empty result and a program without arguments must still land.
+TEST(Executable, StablehloResultsLandInAlignedAndUnalignedBindingsAlike) {
+  REQUIRE_STABLEHLO();
+  constexpr char kPassThrough[] = R"(module @pass_through {
+  func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<0xf32>) {
+    %twice = stablehlo.add %a, %a : tensor<4xf32>
+    %empty = stablehlo.constant dense<> : tensor<0xf32>
+    return %a, %twice, %empty : tensor<4xf32>, tensor<4xf32>, tensor<0xf32>
+  }
+})";
+  constexpr char kNoArguments[] = R"(module @no_arguments {
+  func.func public @main() -> tensor<2xi64> {
+    %c = stablehlo.constant dense<[5, -6]> : tensor<2xi64>
+    return %c : tensor<2xi64>
+  }
+})";
+  ScopedStream stream(0);
+  DeviceBuffer a(0, 16), out(0, 64 + 20), empty(0, 64);
+  const float a_values[4] = {1, 2, 3, 4};
+  ASSERT_AXON_OK(axon_memory_copy(a.get(), a_values, 16, stream.get()));
+  char* base = static_cast<char*>(out.get());
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{4}}) {  // aligned, then not
+    axon_executable executable = nullptr;
+    ASSERT_AXON_OK(axon_executable_load(0, AXON_FORMAT_STABLEHLO, kPassThrough, sizeof(kPassThrough) - 1, &executable));
+    const axon_binding bindings[] = {{a.get(), 16}, {base + offset, 16}, {base + 32 + offset, 16}, {empty.get(), 0}};
+    ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), executable, "main", bindings, 4, nullptr, 0));
+    float passed[4] = {}, twice[4] = {};
+    ASSERT_AXON_OK(axon_memory_copy(passed, base + offset, 16, stream.get()));
+    ASSERT_AXON_OK(axon_memory_copy(twice, base + 32 + offset, 16, stream.get()));
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(passed[i], a_values[i]) << "offset " << offset;
+      EXPECT_EQ(twice[i], 2 * a_values[i]) << "offset " << offset;
+    }
+    ASSERT_AXON_OK(axon_executable_destroy(executable));
+  }
+  axon_executable constant = nullptr;
+  ASSERT_AXON_OK(axon_executable_load(0, AXON_FORMAT_STABLEHLO, kNoArguments, sizeof(kNoArguments) - 1, &constant));
+  const axon_binding result[] = {{base + 8, 16}};
+  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), constant, "main", result, 1, nullptr, 0));
+  int64_t values[2] = {};
+  ASSERT_AXON_OK(axon_memory_copy(values, base + 8, 16, stream.get()));
+  EXPECT_EQ(values[0], 5);
+  EXPECT_EQ(values[1], -6);
+  ASSERT_AXON_OK(axon_executable_destroy(constant));
+}
+
+// A result bound to its own argument's memory (an in-place update) reads the
+// argument as it was: here a reversal, which a result written element by
+// element over the argument it is still reading would get wrong.
+TEST(Executable, StablehloResultBoundOverItsArgumentReadsTheArgumentFirst) {
+  REQUIRE_STABLEHLO();
+  constexpr char kReverse[] = R"(module @reverse {
+  func.func public @main(%a: tensor<256xf32>) -> tensor<256xf32> {
+    %r = stablehlo.reverse %a, dims = [0] : tensor<256xf32>
+    return %r : tensor<256xf32>
+  }
+})";
+  axon_executable executable = nullptr;
+  ASSERT_AXON_OK(axon_executable_load(0, AXON_FORMAT_STABLEHLO, kReverse, sizeof(kReverse) - 1, &executable));
+  ScopedStream stream(0);
+  DeviceBuffer a(0, 1024);
+  std::vector<float> values(256);
+  for (int i = 0; i < 256; ++i) values[i] = static_cast<float>(i);
+  ASSERT_AXON_OK(axon_memory_copy(a.get(), values.data(), 1024, stream.get()));
+  const axon_binding bindings[] = {{a.get(), 1024}, {a.get(), 1024}};
+  ASSERT_AXON_OK(axon_stream_launch_executable(stream.get(), executable, "main", bindings, 2, nullptr, 0));
+  ASSERT_AXON_OK(axon_memory_copy(values.data(), a.get(), 1024, stream.get()));
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(values[i], static_cast<float>(255 - i)) << i;
+  ASSERT_AXON_OK(axon_executable_destroy(executable));
+}
+
 TEST(Executable, StablehloRunsOnEveryDeviceItIsLoadedFor) {
   REQUIRE_STABLEHLO();
   for (int device = 0; device < axon_test::device_count(); ++device) {
