@@ -491,3 +491,53 @@ def test_division_by_a_number_is_an_ieee_division_as_in_eager(rounding_mode):
         assert torch.equal(_compile(function)(x.to("axon")).cpu(), function(x))
     torch._dynamo.reset()
     assert torch.equal(_compile(lambda t: t // 1.7)(x.to("axon")).cpu(), x // 1.7)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("case", ["plain", "causal", "bool_mask", "float_mask", "grouped_heads", "fully_masked_row",
+                                  "longer_keys"])
+def test_attention_training_gradients_match_eager(case, dtype):
+    # PyTorch's decomposition of the CPU attention forward returns the attention weights where the kernel returns
+    # its logsumexp; a compiled training step handed those to the backward, and every gradient came out wrong.
+    torch.manual_seed(0)
+    batch, heads, length, keys, size = 2, 4, 8, 12 if case == "longer_keys" else 8, 16
+    kv_heads = 2 if case == "grouped_heads" else heads
+    # laid out as projections make it: (B, L, H, E) transposed
+    query = torch.randn(batch, length, heads, size, device="axon", dtype=dtype).transpose(1, 2)
+    key = torch.randn(batch, kv_heads, keys, size, device="axon", dtype=dtype)
+    value = torch.randn(batch, kv_heads, keys, size, device="axon", dtype=dtype)
+    mask = None
+    if case in ("bool_mask", "fully_masked_row"):
+        mask = torch.rand(length, keys, device="axon") > 0.3
+        if case == "fully_masked_row":
+            mask[2] = False
+    elif case == "float_mask":
+        mask = torch.randn(batch, 1, length, keys, device="axon", dtype=dtype)
+    weight = torch.randn(batch, heads, length, size, device="axon", dtype=dtype)
+
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=case in ("causal", "longer_keys"),
+                                              enable_gqa=kv_heads != heads)
+
+    def step(function):
+        leaves = [t.detach().clone().requires_grad_() for t in (query, key, value)]
+        output = function(*leaves)
+        (output * weight).sum().backward()
+        return output.detach(), [leaf.grad for leaf in leaves]
+
+    expected, expected_grads = step(attention)
+    # Not strict: before the fix the backward ran eagerly, with the wrong logsumexp, and no error said so.
+    actual, actual_grads = step(torch.compile(attention, backend="axon"))
+    tolerance = {"atol": 1e-5, "rtol": 1e-5} if dtype == torch.float32 else {"atol": 3e-2, "rtol": 3e-2}
+    torch.testing.assert_close(actual.cpu(), expected.cpu(), **tolerance)
+    assert actual.stride() == expected.stride()
+    for name, got, want in zip("qkv", actual_grads, expected_grads):
+        torch.testing.assert_close(got.cpu(), want.cpu(), **tolerance, msg=lambda m, name=name: f"grad {name}: {m}")
+        assert got.stride() == want.stride(), name
+
+
+def test_attention_backward_compiles_whole():
+    query, key, value = (torch.randn(2, 4, 8, 16, device="axon", requires_grad=True) for _ in range(3))
+    output = _compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True))(query, key, value)
+    output.sum().backward()  # strict: raises if the forward or the backward left an op to eager
+    assert query.grad is not None and key.grad is not None and value.grad is not None

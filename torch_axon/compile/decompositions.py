@@ -5,15 +5,19 @@ from __future__ import annotations
 import torch
 from torch._decomp import core_aten_decompositions
 
+from .attention_decomposition import DECOMPOSITIONS as _ATTENTION
+
 # Ops lowered directly rather than decomposed: max_unpool's decomposition offsets the user's per-plane indices
 # into one flat index, after which eager's per-plane bounds check can no longer be made.
 _LOWERED_WHOLE = (torch.ops.aten.max_unpool2d, torch.ops.aten.max_unpool3d)
 
 
 def decompositions():
-    """Core-ATen decompositions (minus _LOWERED_WHOLE): what remains is the op set the lowering table targets."""
+    """Core-ATen decompositions (minus _LOWERED_WHOLE, and with the CPU attention kernels' own,
+    attention_decomposition.py): what remains is the op set the lowering table targets."""
     table = core_aten_decompositions()
     for packet in _LOWERED_WHOLE:
         for name in packet.overloads():
             table.pop(getattr(packet, name), None)
+    table.update(_ATTENTION)
     return table
