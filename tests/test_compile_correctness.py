@@ -541,3 +541,35 @@ def test_attention_backward_compiles_whole():
     output = _compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True))(query, key, value)
     output.sum().backward()  # strict: raises if the forward or the backward left an op to eager
     assert query.grad is not None and key.grad is not None and value.grad is not None
+
+
+@pytest.mark.parametrize("case", ["maximum", "minimum", "clamp_tensor_bounds", "amax", "amin", "max", "min",
+                                  "inf_norm", "softmax"])
+def test_nan_propagates_through_max_and_min_as_in_eager(case):
+    # XLA:CPU's max/min return the other operand when one is NaN; a NaN in a loss vanished from the compiled one.
+    nan = float("nan")
+    a = torch.tensor([[nan, 1.0, nan, -2.0, 3.0], [0.5, 2.0, 1.0, -1.0, 4.0]], device="axon")
+    b = torch.tensor([[1.0, nan, nan, -1.0, 2.0], [1.0, 1.0, 1.0, 1.0, 1.0]], device="axon")
+    function = {
+        "maximum": lambda a, b: torch.maximum(a, b),
+        "minimum": lambda a, b: torch.minimum(b, a),
+        "clamp_tensor_bounds": lambda a, b: b.clamp(min=a - 1, max=a),
+        "amax": lambda a, b: a.amax(1),
+        "amin": lambda a, b: torch.stack([a, b]).amin(0),
+        "max": lambda a, b: a.max() + b.max(),
+        "min": lambda a, b: a[1].min() + a.min(),
+        "inf_norm": lambda a, b: torch.linalg.vector_norm(a, float("inf"), dim=1),
+        "softmax": lambda a, b: torch.softmax(a, 1),
+    }[case]
+    expected = function(a, b).cpu()
+    actual = _compile(function)(a, b).cpu()
+    torch.testing.assert_close(actual, expected, equal_nan=True)
+
+
+def test_bernoulli_with_a_tensor_of_probabilities_draws_what_eager_draws():
+    probabilities = torch.rand(4096, device="axon")
+    torch.manual_seed(7)
+    expected = torch.bernoulli(probabilities).cpu()
+    torch.manual_seed(7)
+    actual = torch.compile(torch.bernoulli, backend="axon")(probabilities).cpu()
+    assert torch.equal(actual, expected)

@@ -7,9 +7,12 @@ from torch._decomp import core_aten_decompositions
 
 from .attention_decomposition import DECOMPOSITIONS as _ATTENTION
 
-# Ops lowered directly rather than decomposed: max_unpool's decomposition offsets the user's per-plane indices
-# into one flat index, after which eager's per-plane bounds check can no longer be made.
-_LOWERED_WHOLE = (torch.ops.aten.max_unpool2d, torch.ops.aten.max_unpool3d)
+# Ops kept whole rather than decomposed:
+# - max_unpool's decomposition offsets the user's per-plane indices into one flat index, after which eager's
+#   per-plane bounds check can no longer be made (lowered whole);
+# - bernoulli with a tensor of probabilities decomposes to `rand < p`, which draws other numbers than the
+#   kernel under the same seed: kept whole, it runs eagerly on axon's generator like every random op.
+_LOWERED_WHOLE = (torch.ops.aten.max_unpool2d, torch.ops.aten.max_unpool3d, torch.ops.aten.bernoulli)
 
 
 def decompositions():

@@ -194,7 +194,8 @@ class LoweringContext:
         return self.op("stablehlo.iota", [], shape, dtype, f"iota_dimension = {int(dimension)} : i64")
 
     def reduce(self, value: Value, init, dims, kind: str, out_dtype: torch.dtype | None = None) -> Value:
-        """Reduces `dims` of `value` with the binary stablehlo op `kind` (add, maximum, ...)."""
+        """Reduces `dims` of `value` with the binary stablehlo op `kind` (add, maximum, ...). A floating
+        maximum or minimum is NaN where any reduced element is, as PyTorch's (see `extreme`)."""
         from .builder import scalar_region
 
         dtype = out_dtype or value.dtype
@@ -202,8 +203,22 @@ class LoweringContext:
         dims = sorted({d % value.rank for d in dims}) if value.rank else []
         init_value = self.builder.constant(init, dtype)
         shape = [s for i, s in enumerate(value.shape) if i not in dims]
-        return self.op("stablehlo.reduce", [value, init_value], shape, dtype,
-                       f"dimensions = {i64_array(dims)}", scalar_region(kind, dtype))
+        reduced = self.op("stablehlo.reduce", [value, init_value], shape, dtype,
+                          f"dimensions = {i64_array(dims)}", scalar_region(kind, dtype))
+        if kind in ("maximum", "minimum") and dtype.is_floating_point:
+            has_nan = self.reduce(self.compare(value, value, "NE"), False, dims, "or")
+            reduced = self.select(has_nan, self.constant_like(math.nan, reduced), reduced)
+        return reduced
+
+    def extreme(self, kind: str, a: Value, b: Value) -> Value:
+        """Elementwise maximum or minimum of two Values of one shape and dtype, NaN where either is.
+        XLA:CPU's own max/min return the other operand when the second one is NaN (its fast min/max);
+        PyTorch's propagate the NaN, and so a NaN in a loss would vanish from the compiled one."""
+        result = self.op(f"stablehlo.{kind}", [a, b], a.shape, a.dtype)
+        if not a.dtype.is_floating_point:
+            return result
+        result = self.select(self.compare(b, b, "NE"), b, result)
+        return self.select(self.compare(a, a, "NE"), a, result)
 
 
 def _power_of_two(value) -> bool:

@@ -224,6 +224,11 @@ def _plain_binary(name):
     return lambda context, o: context.binary(name, o.a, o.b)
 
 
+def _extreme(kind):
+    """maximum / minimum: NaN where either operand is (context.extreme)."""
+    return lambda context, o: context.extreme(kind, o.a, o.b)
+
+
 def _power(context, o):
     if not o.a.dtype.is_floating_point and not o.a.dtype.is_complex:
         raise LoweringError("integer pow")  # PyTorch's integer pow semantics (negative exponents) differ
@@ -305,7 +310,7 @@ _BINARY = {
     aten.rsub.Scalar: _plain_binary("stablehlo.subtract"), aten.rsub.Tensor: _plain_binary("stablehlo.subtract"),
     aten.mul.Tensor: _multiply, aten.mul.Scalar: _multiply, aten.div.Tensor: _divide, aten.div.Scalar: _divide,
     aten.div.Tensor_mode: _divide_rounding, aten.div.Scalar_mode: _divide_rounding,
-    aten.maximum.default: _plain_binary("stablehlo.maximum"), aten.minimum.default: _plain_binary("stablehlo.minimum"),
+    aten.maximum.default: _extreme("maximum"), aten.minimum.default: _extreme("minimum"),
     aten.pow.Tensor_Tensor: _power, aten.pow.Tensor_Scalar: _power, aten.pow.Scalar: _power,
     aten.atan2.default: _plain_binary("stablehlo.atan2"),
     aten.bitwise_and.Tensor: _plain_binary("stablehlo.and"), aten.bitwise_and.Scalar: _plain_binary("stablehlo.and"),
@@ -402,9 +407,9 @@ def _clamp(context, node, x, low=None, high=None):
         low, high = None, low
     result = context.convert(x, dtype)
     if low is not None:
-        result = context.op("stablehlo.maximum", [result, context.operand(low, dtype, shape)], shape, dtype)
+        result = context.extreme("maximum", result, context.operand(low, dtype, shape))
     if high is not None:
-        result = context.op("stablehlo.minimum", [result, context.operand(high, dtype, shape)], shape, dtype)
+        result = context.extreme("minimum", result, context.operand(high, dtype, shape))
     return result
 
 
