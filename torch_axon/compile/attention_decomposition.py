@@ -87,7 +87,8 @@ def flash_attention_forward(query, key, value, dropout_p=0.0, is_causal=False, *
     row_max = torch.where(torch.isinf(row_max), torch.zeros_like(row_max), row_max)  # a fully masked row
     exponent = torch.exp(scores - row_max)
     total = exponent.sum(-1, keepdim=True)
-    logsumexp = (torch.log(total) + row_max).squeeze(-1)
+    # A fully masked row: the kernel's logsumexp is 0 there (its output and gradients are 0).
+    logsumexp = torch.where(total == 0, torch.zeros_like(total), torch.log(total) + row_max).squeeze(-1)
     weights = torch.where(total == 0, torch.zeros_like(exponent), exponent / total)
     output = torch.matmul(weights, _repeat_heads(value, heads).to(weights.dtype))
     return _laid_out_like(output.to(query.dtype), query), logsumexp
