@@ -60,17 +60,21 @@ def _scores(query, key, is_causal, attn_mask, scale):
     return scores, scale
 
 
+def _in_memory_order(tensor: torch.Tensor, order) -> torch.Tensor:
+    """`tensor` laid out with its dimensions `order` outermost first in memory."""
+    return tensor.permute(order).contiguous().permute([order.index(dim) for dim in range(tensor.dim())])
+
+
 def _cpu_layout(tensor: torch.Tensor) -> torch.Tensor:
     """(B, H, L, E) laid out in memory as (B, L, H, E), as the CPU backward kernel allocates its gradients."""
-    return tensor.transpose(1, 2).contiguous().transpose(1, 2)
+    return _in_memory_order(tensor, [0, 2, 1, 3])
 
 
 def _laid_out_like(tensor: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
     """`tensor` in `reference`'s dimension order in memory, as the forward kernel allocates its output (empty_like)."""
     if not torch._prims_common.is_non_overlapping_and_dense_or_false(reference):
         return tensor.contiguous()
-    order = sorted(range(reference.dim()), key=lambda dim: -reference.stride(dim))
-    return tensor.permute(order).contiguous().permute([order.index(dim) for dim in range(reference.dim())])
+    return _in_memory_order(tensor, sorted(range(reference.dim()), key=lambda dim: -reference.stride(dim)))
 
 
 def _supported(query, key, value, dropout_p) -> bool:
@@ -102,9 +106,8 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
     compute = _compute_dtype(query.dtype)
     key_all, value_all = _repeat_heads(key, heads).to(compute), _repeat_heads(value, heads).to(compute)
     scores, scale = _scores(query, key_all, is_causal, attn_mask, scale)
-    row_logsumexp = logsumexp.to(compute).unsqueeze(-1)
-    weights = torch.exp(scores - row_logsumexp)
-    weights = torch.where(torch.isinf(row_logsumexp), torch.zeros_like(weights), weights)  # fully masked rows
+    # A fully masked row's scores are all -inf and its logsumexp 0, so its weights are 0.
+    weights = torch.exp(scores - logsumexp.to(compute).unsqueeze(-1))
     grad = grad_out.to(compute)
     grad_value = torch.matmul(weights.transpose(-2, -1), grad)
     grad_weights = torch.matmul(grad, value_all.transpose(-2, -1))

@@ -12,14 +12,14 @@ from .attention_decomposition import DECOMPOSITIONS as _ATTENTION
 #   per-plane bounds check can no longer be made (lowered whole);
 # - bernoulli with a tensor of probabilities decomposes to `rand < p`, which draws other numbers than the
 #   kernel under the same seed: kept whole, it runs eagerly on axon's generator like every random op.
-_LOWERED_WHOLE = (torch.ops.aten.max_unpool2d, torch.ops.aten.max_unpool3d, torch.ops.aten.bernoulli)
+_KEPT_WHOLE = (torch.ops.aten.max_unpool2d, torch.ops.aten.max_unpool3d, torch.ops.aten.bernoulli)
 
 
 def decompositions():
-    """Core-ATen decompositions (minus _LOWERED_WHOLE, and with the CPU attention kernels' own,
+    """Core-ATen decompositions (minus _KEPT_WHOLE, and with the CPU attention kernels' own,
     attention_decomposition.py): what remains is the op set the lowering table targets."""
     table = core_aten_decompositions()
-    for packet in _LOWERED_WHOLE:
+    for packet in _KEPT_WHOLE:
         for name in packet.overloads():
             table.pop(getattr(packet, name), None)
     table.update(_ATTENTION)
