@@ -160,7 +160,10 @@ void PjrtClient::run(const CompiledProgram& program, const std::vector<HostArray
     }
   } cleanup{*this, arguments, results, host_buffer_events};
   for (size_t i = 0; i < inputs.size(); ++i) {
-    arguments[i] = host_bytes_buffer(inputs[i], kImmutableZeroCopy, host_buffer_events);
+    const HostArray& input = inputs[i];
+    host_buffer_events.push_back(nullptr);
+    arguments[i] = from_host(devices_[0], input.data, input.type, input.dims, kImmutableZeroCopy,
+                             &host_buffer_events.back(), "PJRT_Client_BufferFromHostBuffer");
   }
   if (program.results_in_place()) {
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -211,33 +214,11 @@ bool PjrtClient::shares_memory(size_t output, const std::vector<HostArray>& inpu
 Buffer* PjrtClient::result_argument(const HostArray& output, bool shares_memory,
                                     std::vector<Event*>& host_buffer_events) const {
   if (output.bytes == 0 || shares_memory || reinterpret_cast<uintptr_t>(output.data) % 64 != 0) {
-    ClientCreateUninitializedBufferArgs create{};
-    create.struct_size = AXON_PJRT_RECORD_SIZE(ClientCreateUninitializedBufferArgs, buffer);
-    create.client = client_;
-    create.shape_dims = output.dims.data();
-    create.shape_num_dims = output.dims.size();
-    create.shape_element_type = output.type;
-    create.device = devices_[0];
-    api_.call(kClientCreateUninitializedBuffer, &create, "allocating a result's buffer");
-    return create.buffer;
+    return uninitialized(devices_[0], output.type, output.dims, "allocating a result's buffer");
   }
-  return host_bytes_buffer(output, kMutableZeroCopy, host_buffer_events);
-}
-
-Buffer* PjrtClient::host_bytes_buffer(const HostArray& array, HostBufferSemantics semantics,
-                                      std::vector<Event*>& host_buffer_events) const {
-  ClientBufferFromHostBufferArgs make{};
-  make.struct_size = AXON_PJRT_RECORD_SIZE(ClientBufferFromHostBufferArgs, buffer);
-  make.client = client_;
-  make.data = array.data;
-  make.type = array.type;
-  make.dims = array.dims.data();
-  make.num_dims = array.dims.size();
-  make.host_buffer_semantics = semantics;
-  make.device = devices_[0];
-  api_.call(kClientBufferFromHostBuffer, &make, "PJRT_Client_BufferFromHostBuffer");
-  host_buffer_events.push_back(make.done_with_host_buffer);
-  return make.buffer;
+  host_buffer_events.push_back(nullptr);
+  return from_host(devices_[0], output.data, output.type, output.dims, kMutableZeroCopy, &host_buffer_events.back(),
+                   "binding a result's memory");
 }
 
 uintptr_t PjrtClient::address_of(Buffer* buffer) const {

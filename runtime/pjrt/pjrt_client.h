@@ -93,10 +93,13 @@ class PjrtClient {
   // argument), else a new buffer the result is copied out of.
   Buffer* result_argument(const HostArray& output, bool shares_memory, std::vector<Event*>& host_buffer_events) const;
   static bool shares_memory(size_t output, const std::vector<HostArray>& inputs, const std::vector<HostArray>& outputs);
-  // A device-0 buffer over `array`'s host bytes (zero-copy semantics alias
-  // them); its done-with-the-bytes event joins `host_buffer_events`.
-  Buffer* host_bytes_buffer(const HostArray& array, HostBufferSemantics semantics,
-                            std::vector<Event*>& host_buffer_events) const;
+  // An uninitialized buffer of `type` and `dims` on `device`.
+  Buffer* uninitialized(Device* device, BufferType type, const std::vector<int64_t>& dims, const char* what) const;
+  // A buffer on `device` of the host bytes at `data` (copied, or aliased
+  // under a zero-copy `semantics`); `*done_with_host_buffer` receives the
+  // event that says the plugin is done with the bytes (the caller destroys it).
+  Buffer* from_host(Device* device, const void* data, BufferType type, const std::vector<int64_t>& dims,
+                    HostBufferSemantics semantics, Event** done_with_host_buffer, const char* what) const;
   // The host address of a host-resident buffer's bytes.
   uintptr_t address_of(Buffer* buffer) const;
   // One PJRT Execute of `program` over `arguments`, waited for; what run()

@@ -35,20 +35,21 @@ std::optional<int64_t> PjrtClient::device_memory_limit(size_t device) const {
   return stats.bytes_limit;
 }
 
-Buffer* PjrtClient::allocate(size_t device, size_t bytes) {
-  const int64_t dims[] = {static_cast<int64_t>(bytes)};
+Buffer* PjrtClient::uninitialized(Device* device, BufferType type, const std::vector<int64_t>& dims,
+                                  const char* what) const {
   ClientCreateUninitializedBufferArgs create{};
   create.struct_size = AXON_PJRT_RECORD_SIZE(ClientCreateUninitializedBufferArgs, buffer);
   create.client = client_;
-  create.shape_dims = dims;
-  create.shape_num_dims = 1;
-  create.shape_element_type = kU8;
-  create.device = devices_.at(device);
-  api_.call(kClientCreateUninitializedBuffer, &create, "allocating a PJRT device buffer");
+  create.shape_dims = dims.data();
+  create.shape_num_dims = dims.size();
+  create.shape_element_type = type;
+  create.device = device;
+  api_.call(kClientCreateUninitializedBuffer, &create, what);
   return create.buffer;
 }
 
-Buffer* PjrtClient::upload(size_t device, const void* data, BufferType type, const std::vector<int64_t>& dims) {
+Buffer* PjrtClient::from_host(Device* device, const void* data, BufferType type, const std::vector<int64_t>& dims,
+                              HostBufferSemantics semantics, Event** done_with_host_buffer, const char* what) const {
   ClientBufferFromHostBufferArgs make{};
   make.struct_size = AXON_PJRT_RECORD_SIZE(ClientBufferFromHostBufferArgs, buffer);
   make.client = client_;
@@ -56,16 +57,28 @@ Buffer* PjrtClient::upload(size_t device, const void* data, BufferType type, con
   make.type = type;
   make.dims = dims.data();
   make.num_dims = dims.size();
-  make.host_buffer_semantics = kImmutableOnlyDuringCall;
-  make.device = devices_.at(device);
-  api_.call(kClientBufferFromHostBuffer, &make, "copying host bytes to a PJRT device");
+  make.host_buffer_semantics = semantics;
+  make.device = device;
+  api_.call(kClientBufferFromHostBuffer, &make, what);
+  *done_with_host_buffer = make.done_with_host_buffer;
+  return make.buffer;
+}
+
+Buffer* PjrtClient::allocate(size_t device, size_t bytes) {
+  return uninitialized(devices_.at(device), kU8, {static_cast<int64_t>(bytes)}, "allocating a PJRT device buffer");
+}
+
+Buffer* PjrtClient::upload(size_t device, const void* data, BufferType type, const std::vector<int64_t>& dims) {
+  const char* what = "copying host bytes to a PJRT device";
+  Event* copied = nullptr;
+  Buffer* buffer = from_host(devices_.at(device), data, type, dims, kImmutableOnlyDuringCall, &copied, what);
   try {
-    api_.await_event(make.done_with_host_buffer, "copying host bytes to a PJRT device");
+    api_.await_event(copied, what);
   } catch (...) {
-    destroy(make.buffer);
+    destroy(buffer);
     throw;
   }
-  return make.buffer;
+  return buffer;
 }
 
 void PjrtClient::download(Buffer* buffer, size_t offset, size_t bytes, void* destination) {
