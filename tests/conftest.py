@@ -30,6 +30,22 @@ def closed_gate(stream: torch.Stream | None = None):
         torch_axon._C._testing.open_gate(gate)
 
 
+@pytest.fixture
+def fresh_compile_state(tmp_path, monkeypatch):
+    """A compile cache of the test's own, a fresh Dynamo and compile report, and compile warnings silenced."""
+    import warnings
+
+    import torch_axon.compile as axon_compile
+
+    monkeypatch.setenv("AXON_COMPILE_CACHE_DIR", str(tmp_path / "xla-cache"))
+    torch._dynamo.reset()
+    axon_compile.reset_report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+    torch._dynamo.reset()
+
+
 def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Runs `code` in a fresh interpreter (for settings read once per process)."""
     full_env = dict(os.environ)

@@ -4,24 +4,13 @@ and ties in topk / sort / arg-reductions are broken as the CPU kernels break the
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 import torch
 import torch.nn.functional as F
 
 import torch_axon.compile as axon_compile
 
-
-@pytest.fixture(autouse=True)
-def _fresh_compile_state(tmp_path, monkeypatch):
-    monkeypatch.setenv("AXON_COMPILE_CACHE_DIR", str(tmp_path / "xla-cache"))
-    torch._dynamo.reset()
-    axon_compile.reset_report()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_compile_state")
 
 
 def _compile(function):

@@ -50,10 +50,27 @@ def start_bindings(layouts, device: torch.device) -> list[torch.Tensor]:
     return [torch.tensor(starts, dtype=torch.int64).to(device, non_blocking=True)] if starts else []
 
 
-def result_bindings(output_meta, checks: int, device: torch.device) -> list[torch.Tensor]:
-    """Empty tensors for the executable's results (row-major, as the format writes them), then the
-    [checks, 2] int64 table of run-time check results when the lowering added checks."""
-    results = [torch.empty(meta.shape, dtype=meta.dtype, device=device) for meta in output_meta]
-    if checks:
-        results.append(torch.empty((checks, 2), dtype=torch.int64, device=device))
-    return results
+def result_bindings(lowered, device: torch.device) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """(the tensors the executable's results are bound to, then the [checks, 2] int64 table of run-time check
+    results when the lowering added checks; the tensors the graph gets, one per result). They are the same
+    tensors where a result is row-major; a result with a layout (output_layout.py) is delivered with the
+    traced strides, through a permuted binding or a copy after the launch (`deliver`)."""
+    bound, delivered = [], []
+    for meta, layout in zip(lowered.output_meta, lowered.output_layouts or [None] * len(lowered.output_meta)):
+        if layout is None:
+            bound.append(torch.empty(meta.shape, dtype=meta.dtype, device=device))
+            delivered.append(bound[-1])
+        else:
+            tensor, binding = layout.allocate(meta, device)
+            delivered.append(tensor)
+            bound.append(binding)
+    if lowered.checks:
+        bound.append(torch.empty((len(lowered.checks), 2), dtype=torch.int64, device=device))
+    return bound, delivered
+
+
+def deliver(bound: list[torch.Tensor], delivered: list[torch.Tensor]) -> None:
+    """After the launch: copies each result bound row-major into its strided delivery (stream-ordered)."""
+    for binding, tensor in zip(bound, delivered):
+        if binding is not tensor and binding.data_ptr() != tensor.data_ptr():
+            tensor.copy_(binding)

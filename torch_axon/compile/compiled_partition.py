@@ -91,15 +91,16 @@ class CompiledPartition(torch.nn.Module):
         device = torch.device("axon", compiled.device)
         inputs = [bindings.input_binding(args[i], device, layouts[i]) for i in lowered.tensor_inputs]
         inputs += bindings.start_bindings([layouts[i] for i in lowered.tensor_inputs], device)
-        results = bindings.result_bindings(lowered.output_meta, len(lowered.checks), device)
+        results, delivered = bindings.result_bindings(lowered, device)
         compiled.launch(inputs + results, label=self.name)
         if lowered.checks:
             table = results.pop().tolist()
             if self._needs_eager(lowered.checks, table):
                 return self.graph_module(*args)
+        bindings.deliver(results, delivered)
         flat = []
         for kind, payload in lowered.outputs:
-            flat.append(results[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
+            flat.append(delivered[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
         return torch.utils._pytree.tree_unflatten(flat, self.output_spec)
 
     def _needs_eager(self, checks, table) -> bool:

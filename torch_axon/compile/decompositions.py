@@ -15,12 +15,15 @@ from .attention_decomposition import DECOMPOSITIONS as _ATTENTION
 _KEPT_WHOLE = (torch.ops.aten.max_unpool2d, torch.ops.aten.max_unpool3d, torch.ops.aten.bernoulli)
 
 
-def decompositions():
+def decompositions(kept=()):
     """Core-ATen decompositions (minus _KEPT_WHOLE, and with the CPU attention kernels' own,
-    attention_decomposition.py): what remains is the op set the lowering table targets."""
+    attention_decomposition.py): what remains is the op set the lowering table targets. `kept`: ops left
+    whole besides (the compile path's extern kernels, partition.extern_kernels)."""
     table = core_aten_decompositions()
     for packet in _KEPT_WHOLE:
         for name in packet.overloads():
             table.pop(getattr(packet, name), None)
     table.update(_ATTENTION)
+    for op in kept:
+        table.pop(op, None)
     return table

@@ -30,29 +30,42 @@ aten = torch.ops.aten
 
 # Ops a backend may prefer to serve with its tuned library kernels instead of
 # compiler-generated code, like Inductor's extern kernels: they run as axon ops
-# between compiled partitions. By default only convolutions do: XLA:CPU's
-# convolution gradients take about twice the time of oneDNN's, and the CNN
-# training step ran 0.61x axon eager with them extern against 0.41x compiled
-# (docs/benchmarks.md). Matrix products stay compiled: XLA's dots are close to
-# MKL's here and cutting GPT graphs at every product cost more than it saved.
-EXTERN_KERNELS = {aten.mm.default, aten.bmm.default, aten.addmm.default, aten.baddbmm.default,
-                  aten.convolution.default, aten.convolution_backward.default}
+# between compiled partitions, kept whole by the decompositions. By default only
+# convolutions do: XLA:CPU's convolution gradients take about twice the time of
+# oneDNN's, and the CNN training step ran 0.61x axon eager with them extern
+# against 0.41x compiled (docs/benchmarks.md). Matrix products stay compiled:
+# XLA's dots are close to MKL's here and cutting GPT graphs at every product
+# cost more than it saved. Attention (the CPU's flash kernels, forward and
+# backward) stays compiled too: in the GPT training step, taking it out of the
+# executables saved 132 ms of their time per 3 steps and the kernels took
+# 151 ms (torch.profiler device rows, 2026-12-04).
+EXTERN_GROUPS = {
+    "mm": (aten.mm.default,),
+    "bmm": (aten.bmm.default,),
+    "addmm": (aten.addmm.default,),
+    "baddbmm": (aten.baddbmm.default,),
+    "convolution": (aten.convolution.default, aten.convolution_backward.default),
+    "attention": (aten._scaled_dot_product_flash_attention_for_cpu.default,
+                  aten._scaled_dot_product_flash_attention_for_cpu_backward.default),
+}
+EXTERN_KERNELS = {op for ops in EXTERN_GROUPS.values() for op in ops}
 EXTERN_REASON = "extern kernel: runs as the axon library op"
 DEFAULT_EXTERN = "convolution"
 
 
 def extern_kernels() -> set:
     """AXON_COMPILE_EXTERN: unset for DEFAULT_EXTERN, "0" for none, "1" for all of EXTERN_KERNELS, or a comma
-    list of names ("convolution,mm")."""
+    list of EXTERN_GROUPS names ("convolution,mm")."""
     setting = os.environ.get("AXON_COMPILE_EXTERN", DEFAULT_EXTERN).strip()
     if setting in ("", "0"):
         return set()
     if setting == "1":
-        return EXTERN_KERNELS
+        return set(EXTERN_KERNELS)
     names = {name.strip() for name in setting.split(",")}
-    if "convolution" in names:
-        names.add("convolution_backward")  # else the backward graph would keep XLA's slower gradients
-    return {op for op in EXTERN_KERNELS if op.overloadpacket.__name__ in names}
+    unknown = names - set(EXTERN_GROUPS)
+    if unknown:
+        raise ValueError(f"AXON_COMPILE_EXTERN: unknown {sorted(unknown)}; known: {sorted(EXTERN_GROUPS)}, 0 or 1")
+    return {op for name in names for op in EXTERN_GROUPS[name]}
 
 
 def _hint(value) -> int:
@@ -86,11 +99,11 @@ def why_not_lowered(node: torch.fx.Node) -> str | None:
     if node.target is operator.getitem:
         source = node.args[0]
         return why_not_lowered(source) if isinstance(source, torch.fx.Node) else "getitem of a constant"
+    if node.target in extern_kernels():
+        return EXTERN_REASON
     lowering = lowering_for(node.target)
     if lowering is None:
         return "no StableHLO lowering"
-    if node.target in extern_kernels():
-        return EXTERN_REASON
     if isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags:
         return "random op (runs on axon's generator)"
     values = [node.meta.get("val")]
@@ -182,7 +195,7 @@ def separate_returned_views(graph_module: torch.fx.GraphModule) -> int:
     rewired = 0
     for view in list(views):
         for user in list(view.users):
-            if user.op == "output" or user in views or user in copies.values() or _mutates(user):
+            if user.op == "output" or user in views or user in copies.values() or _mutates(user) or _eager(user):
                 continue
             user.replace_input_with(view, copy_of(view))
             rewired += 1
@@ -190,6 +203,13 @@ def separate_returned_views(graph_module: torch.fx.GraphModule) -> int:
         graph.lint()
         graph_module.recompile()
     return rewired
+
+
+def _eager(node: torch.fx.Node) -> bool:
+    """Whether `node` is an operator that runs eagerly whatever its arguments."""
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    return node.target in extern_kernels() or lowering_for(node.target) is None
 
 
 def _mutates(node: torch.fx.Node) -> bool:

@@ -17,6 +17,7 @@ from torch._dynamo.backends.common import aot_autograd
 from . import dump, executable, passes, placement, report, stage
 from .decompositions import decompositions
 from .lowering import lower_graph
+from .partition import extern_kernels
 from .stage import DYNAMO, GRAPH, SPECIALIZATION, GraphAndInputs, Stage
 
 
@@ -45,7 +46,8 @@ def _aot_autograd(captured: GraphAndInputs, job):
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
                         inference_compiler=compiler("inference"),
-                        decompositions=decompositions())(captured.graph_module, captured.inputs)
+                        decompositions=decompositions(kept=extern_kernels()))(captured.graph_module,
+                                                                              captured.inputs)
 
 
 def _fx_passes(aten_module, job):
@@ -54,7 +56,7 @@ def _fx_passes(aten_module, job):
 
 
 def _lower(specialization: GraphAndInputs, job):
-    return lower_graph(specialization.graph_module, list(specialization.inputs))
+    return lower_graph(specialization.graph_module, list(specialization.inputs), traced_strides=True)
 
 
 def _stablehlo_text(lowered, job):

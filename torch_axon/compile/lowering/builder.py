@@ -160,6 +160,22 @@ class FunctionBuilder:
         return self.op("stablehlo.constant", [], shape, dtype, text)
 
 
+def nan_propagating_region(kind: str, dtype: torch.dtype) -> str:
+    """The body of a floating maximum / minimum reduction that returns NaN once either side is NaN, as
+    PyTorch's do (XLA:CPU's own max/min return the other operand). Still commutative and associative, so
+    XLA may reorder it; one pass over the data, where a separate any-NaN reduction took a second one."""
+    scalar = tensor_type((), dtype)
+    compare = ("{comparison_direction = #stablehlo<comparison_direction NE>, "
+               "compare_type = #stablehlo<comparison_type FLOAT>}")
+    return (f"^bb0(%lhs: {scalar}, %rhs: {scalar}):\n"
+            f'  %m = "stablehlo.{kind}"(%lhs, %rhs) : ({scalar}, {scalar}) -> {scalar}\n'
+            f'  %lhs_nan = "stablehlo.compare"(%lhs, %lhs) {compare} : ({scalar}, {scalar}) -> tensor<i1>\n'
+            f'  %rhs_nan = "stablehlo.compare"(%rhs, %rhs) {compare} : ({scalar}, {scalar}) -> tensor<i1>\n'
+            f'  %with_rhs = "stablehlo.select"(%rhs_nan, %rhs, %m) : (tensor<i1>, {scalar}, {scalar}) -> {scalar}\n'
+            f'  %r = "stablehlo.select"(%lhs_nan, %lhs, %with_rhs) : (tensor<i1>, {scalar}, {scalar}) -> {scalar}\n'
+            f'  "stablehlo.return"(%r) : ({scalar}) -> ()')
+
+
 def scalar_region(kind: str, dtype: torch.dtype, count: int = 1) -> str:
     """The body of a reduce / scatter / select_and_scatter region combining with `kind`.
 

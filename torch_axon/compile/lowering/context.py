@@ -196,19 +196,17 @@ class LoweringContext:
     def reduce(self, value: Value, init, dims, kind: str, out_dtype: torch.dtype | None = None) -> Value:
         """Reduces `dims` of `value` with the binary stablehlo op `kind` (add, maximum, ...). A floating
         maximum or minimum is NaN where any reduced element is, as PyTorch's (see `extreme`)."""
-        from .builder import scalar_region
+        from .builder import nan_propagating_region, scalar_region
 
         dtype = out_dtype or value.dtype
         value = self.convert(value, dtype)
         dims = sorted({d % value.rank for d in dims}) if value.rank else []
         init_value = self.builder.constant(init, dtype)
         shape = [s for i, s in enumerate(value.shape) if i not in dims]
-        reduced = self.op("stablehlo.reduce", [value, init_value], shape, dtype,
-                          f"dimensions = {i64_array(dims)}", scalar_region(kind, dtype))
-        if kind in ("maximum", "minimum") and dtype.is_floating_point:
-            has_nan = self.reduce(self.compare(value, value, "NE"), False, dims, "or")
-            reduced = self.select(has_nan, self.constant_like(math.nan, reduced), reduced)
-        return reduced
+        nan_propagating = kind in ("maximum", "minimum") and dtype.is_floating_point
+        region = nan_propagating_region(kind, dtype) if nan_propagating else scalar_region(kind, dtype)
+        return self.op("stablehlo.reduce", [value, init_value], shape, dtype, f"dimensions = {i64_array(dims)}",
+                       region)
 
     def extreme(self, kind: str, a: Value, b: Value) -> Value:
         """Elementwise maximum or minimum of two Values of one shape and dtype, NaN where either is.

@@ -16,6 +16,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ..input_layout import input_layout
 from ..node_metadata import facts_for
+from ..output_layout import output_layout
 from .builder import FunctionBuilder, LoweringError, Value, i64_array
 from .context import LoweringContext
 from .registry import lowering_for
@@ -28,13 +29,16 @@ class LoweredGraph:
     text: str
     tensor_inputs: list[int]        # positions of the graph inputs passed to XLA
     outputs: list                   # per graph output: ("tensor", k) | ("input", i) | ("value", python value)
-    output_meta: list               # fake tensors of the XLA results, in XLA order
+    output_meta: list               # fake tensors of the results as the graph returns them, in XLA order
     # Run-time checks (checks.py): when present, the last XLA result is their [len(checks), 2] int64 table.
     checks: list = field(default_factory=list)
     # Per tensor input: None (bound as it is), or the InputLayout (input_layout.py) through which it is bound
     # without a copy; the module slices and transposes it back. When a layout is sliced, the module's last
     # argument is one int64 vector: the starts of the call's sliced layouts, concatenated in input order.
     input_layouts: list = field(default_factory=list)
+    # Per XLA result (output_layout.py): None (row-major, as traced or as the format writes it), or the
+    # OutputLayout that gives it the traced strides; a dense one is written transposed into its memory order.
+    output_layouts: list = field(default_factory=list)
 
 
 def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> dict[torch.fx.Node, object]:
@@ -54,7 +58,9 @@ def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> dict[torch.f
     return outputs
 
 
-def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") -> LoweredGraph:
+def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main", *,
+                traced_strides: bool = False) -> LoweredGraph:
+    """`traced_strides`: give results the strides the graph's ops give them (output_layout.py), not row-major."""
     outputs = propagate_shapes(graph_module, inputs)
     builder = FunctionBuilder()
     context = LoweringContext(builder)
@@ -88,7 +94,7 @@ def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main") 
         elif node.op == "output":
             bound = (tensor_inputs, [layouts[i] for i in tensor_inputs])
             return _finish(context, arguments + ([starts] if starts else []), bound, placeholders, node, env,
-                           outputs, name)
+                           outputs, name, traced_strides)
         else:
             raise LoweringError(f"unexpected FX node {node.op} {node.target}")
     raise LoweringError("graph has no output")
@@ -151,11 +157,13 @@ def _read_through(context: LoweringContext, region: Value, layout, starts: Value
     return context.transpose(box, [layout.order.index(d) for d in range(len(layout.order))])
 
 
-def _finish(context, arguments, bound, placeholders, output_node, env, node_outputs, name) -> LoweredGraph:
+def _finish(context, arguments, bound, placeholders, output_node, env, node_outputs, name,
+            traced_strides) -> LoweredGraph:
     """The module text; `bound` is (tensor_inputs, input_layouts) of LoweredGraph."""
     builder = context.builder
     results: list[Value] = []
     result_meta: list = []
+    result_layouts: list = []
     outputs: list = []
     flat_outputs, _ = torch.utils._pytree.tree_flatten(output_node.args[0])
     for node in flat_outputs:
@@ -167,8 +175,13 @@ def _finish(context, arguments, bound, placeholders, output_node, env, node_outp
                 outputs.append(("input", placeholders[node]))
             else:
                 outputs.append(("tensor", len(results)))
+                meta = node_outputs[node]
+                layout = output_layout(meta) if traced_strides else None
+                if layout is not None and layout.dense:
+                    value = context.transpose(value, layout.order)
                 results.append(value)
-                result_meta.append(node_outputs[node])
+                result_meta.append(meta)
+                result_layouts.append(layout)
         else:
             outputs.append(("value", value))
     if context.checks:
@@ -187,4 +200,4 @@ def _finish(context, arguments, bound, placeholders, output_node, env, node_outp
             f"  }}\n}}\n")
     tensor_inputs, input_layouts = bound
     return LoweredGraph(text, tensor_inputs, outputs, result_meta, [check for check, _ in context.checks],
-                        input_layouts)
+                        input_layouts, result_layouts)
