@@ -1,5 +1,6 @@
-"""Compiled partitions hand back their results with the strides eager gives them (output_layout.py), so the
-ops after a partition see what they saw when the graph was traced."""
+"""Compiled partitions hand back their results laid out in the order eager lays them out (output_layout.py),
+with eager's strides where those are dense, so the ops after a partition see what they saw when the graph
+was traced."""
 
 from __future__ import annotations
 
@@ -20,15 +21,16 @@ def _meta(size, stride):
 def test_layouts_of_contiguous_permuted_sliced_and_expanded_results():
     assert output_layout(_meta((4, 6), (6, 1))) is None
     assert output_layout(_meta((0, 6), (1, 4))) is None
-    transposed = output_layout(_meta((4, 6), (1, 4)))
-    assert transposed.order == (1, 0) and transposed.dense
-    channels_last = output_layout(_meta((2, 3, 4, 5), (60, 1, 15, 3)))
-    assert channels_last.order == (0, 2, 3, 1) and channels_last.dense
+    assert output_layout(_meta((4, 6), (1, 4))).order == (1, 0)
+    assert output_layout(_meta((2, 3, 4, 5), (60, 1, 15, 3))).order == (0, 2, 3, 1)  # channels_last
+    # A column slice of a projection keeps its order; its gaps close (it comes back dense in that order).
     column_slice = output_layout(_meta((8, 4, 128, 64), (98304, 64, 768, 1)))
-    assert column_slice.order == (0, 2, 1, 3) and not column_slice.dense
+    assert column_slice.order == (0, 2, 1, 3)
+    delivered, binding = column_slice.allocate(_meta((8, 4, 128, 64), (98304, 64, 768, 1)), torch.device("meta"))
+    assert delivered.stride() == (32768, 64, 256, 1) and binding.is_contiguous()
+    assert output_layout(_meta((8, 256), (768, 1))) is None  # a row-major slice: row-major, gaps closed
     assert output_layout(_meta((4, 6), (0, 1))) is None  # expanded: elements share memory
-    size_one = output_layout(_meta((4, 1, 6), (1, 1, 4)))
-    assert size_one.order[:2] == (2, 0) and size_one.dense
+    assert output_layout(_meta((4, 1, 6), (1, 1, 4))).order[:2] == (2, 0)
 
 
 def _strided_inputs():

@@ -53,8 +53,8 @@ def start_bindings(layouts, device: torch.device) -> list[torch.Tensor]:
 def result_bindings(lowered, device: torch.device) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """(the tensors the executable's results are bound to, then the [checks, 2] int64 table of run-time check
     results when the lowering added checks; the tensors the graph gets, one per result). They are the same
-    tensors where a result is row-major; a result with a layout (output_layout.py) is delivered with the
-    traced strides, through a permuted binding or a copy after the launch (`deliver`)."""
+    tensors where a result is row-major; a result with a layout (output_layout.py) is delivered in its
+    traced dimension order through a contiguous permutation of it."""
     bound, delivered = [], []
     for meta, layout in zip(lowered.output_meta, lowered.output_layouts or [None] * len(lowered.output_meta)):
         if layout is None:
@@ -67,10 +67,3 @@ def result_bindings(lowered, device: torch.device) -> tuple[list[torch.Tensor], 
     if lowered.checks:
         bound.append(torch.empty((len(lowered.checks), 2), dtype=torch.int64, device=device))
     return bound, delivered
-
-
-def deliver(bound: list[torch.Tensor], delivered: list[torch.Tensor]) -> None:
-    """After the launch: copies each result bound row-major into its strided delivery (stream-ordered)."""
-    for binding, tensor in zip(bound, delivered):
-        if binding is not tensor and binding.data_ptr() != tensor.data_ptr():
-            tensor.copy_(binding)

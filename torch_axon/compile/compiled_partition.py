@@ -97,7 +97,6 @@ class CompiledPartition(torch.nn.Module):
             table = results.pop().tolist()
             if self._needs_eager(lowered.checks, table):
                 return self.graph_module(*args)
-        bindings.deliver(results, delivered)
         flat = []
         for kind, payload in lowered.outputs:
             flat.append(delivered[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)

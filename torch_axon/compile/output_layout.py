@@ -1,19 +1,18 @@
-"""How a compiled partition's results come back with the strides eager gives them.
+"""How a compiled partition's results come back laid out as eager lays them out.
 
 XLA writes each result dense and row-major. Eager ops often return other layouts: a transpose's or a
 permute's view, a channels_last convolution, attention's output laid out like its query, a column slice of
-a projection. The graph after a partition was traced with those strides, so a later `.view` that relies on
+a projection. The graph after a partition was traced with those layouts, so a later `.view` that relies on
 them raises when the result comes back row-major, and an op whose result layout follows its input's (the
 CPU attention kernel) lays its own result out differently, so a view further on fails.
 
-Each tensor result whose traced value is not contiguous gets a layout:
-- dense in another dimension order (every permutation of a dense tensor): the module transposes the value
-  into that memory order and the launch writes it into a tensor allocated with the traced strides, bound
-  as its contiguous permutation. No copy;
-- not dense (a slice of a larger buffer): the result is written row-major, then copied into a tensor
-  allocated with the traced strides, one device copy;
-- overlapping (an expanded tensor): no layout, the result stays row-major; such strides cannot be written
-  element by element.
+Each tensor result whose traced value is not contiguous gets its dimension order: the module transposes
+the value into that memory order, and the launch writes it straight into a tensor allocated dense in that
+order, bound as its contiguous permutation. No copy. For a result dense in another order (every
+permutation of a dense tensor: a transpose, channels_last) those are eager's strides exactly. A strided
+slice of a larger buffer keeps its order with the gaps closed: eager's exact strides would take a buffer as
+large as the one it was sliced from, and its order is what views and kernels depend on. Expanded results
+(elements sharing memory) stay row-major.
 """
 
 from __future__ import annotations
@@ -26,18 +25,16 @@ import torch
 @dataclass(frozen=True)
 class OutputLayout:
     order: tuple[int, ...]          # the result's dimensions, outermost in memory first
-    dense: bool                     # the module writes it in `order`; otherwise it is copied in after the launch
 
     def allocate(self, meta, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-        """(the tensor the graph gets, with the traced strides; the tensor the launch binds)."""
-        delivered = torch.empty_strided(meta.shape, meta.stride(), dtype=meta.dtype, device=device)
-        if self.dense:
-            return delivered, delivered.permute(self.order)
-        return delivered, torch.empty(meta.shape, dtype=meta.dtype, device=device)
+        """(the tensor the graph gets, dense in `order`; the contiguous view of it the launch binds)."""
+        binding = torch.empty([meta.shape[d] for d in self.order], dtype=meta.dtype, device=device)
+        return binding.permute([self.order.index(d) for d in range(len(self.order))]), binding
 
 
 def output_layout(meta: torch.Tensor) -> OutputLayout | None:
-    """The layout that gives a result `meta`'s strides; None where row-major does (or nothing can)."""
+    """The layout that lays a result out in `meta`'s dimension order; None where row-major does (or where
+    elements share memory, which no dense layout gives)."""
     if meta.numel() == 0 or meta.is_contiguous():
         return None
     sizes, strides = tuple(meta.shape), tuple(meta.stride())
@@ -45,10 +42,8 @@ def output_layout(meta: torch.Tensor) -> OutputLayout | None:
         return None  # expanded (or negative) strides: elements share memory
     # Dimensions of size one have no meaningful stride: they go innermost, where they change nothing.
     spread = sorted((d for d in range(meta.dim()) if sizes[d] != 1), key=lambda d: (-strides[d], d))
-    order = tuple(spread) + tuple(d for d in range(meta.dim()) if sizes[d] == 1)
-    dense = not spread or strides[spread[-1]] == 1
     for outer, inner in zip(spread, spread[1:]):
         if strides[outer] < strides[inner] * sizes[inner]:
             return None  # rows overlap
-        dense = dense and strides[outer] == strides[inner] * sizes[inner]
-    return OutputLayout(order, dense)
+    order = tuple(spread) + tuple(d for d in range(meta.dim()) if sizes[d] == 1)
+    return None if order == tuple(range(meta.dim())) else OutputLayout(order)

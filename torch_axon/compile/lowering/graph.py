@@ -37,7 +37,7 @@ class LoweredGraph:
     # argument is one int64 vector: the starts of the call's sliced layouts, concatenated in input order.
     input_layouts: list = field(default_factory=list)
     # Per XLA result (output_layout.py): None (row-major, as traced or as the format writes it), or the
-    # OutputLayout that gives it the traced strides; a dense one is written transposed into its memory order.
+    # OutputLayout that gives it the traced dimension order: the module writes it transposed into that order.
     output_layouts: list = field(default_factory=list)
 
 
@@ -60,7 +60,7 @@ def propagate_shapes(graph_module: torch.fx.GraphModule, inputs) -> dict[torch.f
 
 def lower_graph(graph_module: torch.fx.GraphModule, inputs, name: str = "main", *,
                 traced_strides: bool = False) -> LoweredGraph:
-    """`traced_strides`: give results the strides the graph's ops give them (output_layout.py), not row-major."""
+    """`traced_strides`: lay results out in the order the graph's ops give them (output_layout.py), not row-major."""
     outputs = propagate_shapes(graph_module, inputs)
     builder = FunctionBuilder()
     context = LoweringContext(builder)
@@ -177,7 +177,7 @@ def _finish(context, arguments, bound, placeholders, output_node, env, node_outp
                 outputs.append(("tensor", len(results)))
                 meta = node_outputs[node]
                 layout = output_layout(meta) if traced_strides else None
-                if layout is not None and layout.dense:
+                if layout is not None:
                     value = context.transpose(value, layout.order)
                 results.append(value)
                 result_meta.append(meta)
