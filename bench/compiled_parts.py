@@ -7,6 +7,10 @@ vocabulary 256), each a function whose result is summed and differentiated, run 
 `torch.compile(backend="axon")`, alternating in one process (rounds of each, median). Issue 14 asks for
 compiled steps 1.3x faster than eager; eager/compiled below 1 marks a part that XLA:CPU runs slower than
 PyTorch's CPU kernels, which is what stands in the way. Also the single-pass reductions at a large shape.
+
+Then the ceiling: the share of each eager training step's device time (torch.profiler device rows) spent in
+library kernels that compiled code can at best match (matrix products, attention, convolutions), and the
+eager/compiled ratio a compiled step would reach if everything else cost nothing.
 """
 
 from __future__ import annotations
@@ -56,6 +60,27 @@ def _parts() -> dict:
     }
 
 
+_LIBRARY_KERNELS = ("aten::mm>", "aten::addmm>", "aten::bmm>", "aten::baddbmm>", "flash_attention", "convolution")
+
+
+def eager_library_share(model_name: str, steps: int = 5) -> tuple[float, float]:
+    """(device ms per eager training step, the part of it in _LIBRARY_KERNELS) of bench/compile.py's model."""
+    from compile import MODELS, _setups
+    from torch.profiler import ProfilerActivity, profile
+
+    _, training = _setups(MODELS[model_name], "axon", None)
+    training()
+    torch.axon.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as profiler:
+        for _ in range(steps):
+            training()
+        torch.axon.synchronize()
+    kernels = [event for event in profiler.key_averages() if "kernel<" in event.key]
+    total = sum(event.self_device_time_total for event in kernels)
+    library = sum(event.self_device_time_total for event in kernels if any(k in event.key for k in _LIBRARY_KERNELS))
+    return total / steps / 1e3, library / steps / 1e3
+
+
 def main() -> int:
     os.environ.setdefault("AXON_COMPILE_CACHE_DIR", tempfile.mkdtemp(prefix="axon-bench-cache-"))
     warnings.simplefilter("ignore")
@@ -79,6 +104,11 @@ def main() -> int:
     for name, (eager, compiled) in times.items():
         eager_ms, compiled_ms = statistics.median(eager), statistics.median(compiled)
         print(f"{name:<36}{eager_ms:>12.2f}{compiled_ms:>14.2f}{eager_ms / compiled_ms:>17.2f}")
+    print("\nEager training steps: device time in library kernels (matrix products, attention, convolutions)")
+    print(f"{'model':<10}{'step ms':>10}{'library ms':>12}{'share':>8}{'eager/compiled ceiling':>25}")
+    for model_name in ("mlp", "cnn", "gpt"):
+        step, library = eager_library_share(model_name)
+        print(f"{model_name:<10}{step:>10.1f}{library:>12.1f}{library / step:>8.0%}{step / library:>25.2f}")
     return 0
 
 
