@@ -56,7 +56,7 @@ def result_bindings(lowered, device: torch.device) -> tuple[list[torch.Tensor], 
     tensors where a result is row-major; a result with a layout (output_layout.py) is delivered in its
     traced dimension order through a contiguous permutation of it."""
     bound, delivered = [], []
-    for meta, layout in zip(lowered.output_meta, lowered.output_layouts or [None] * len(lowered.output_meta)):
+    for meta, layout in zip(lowered.output_meta, lowered.output_layouts):
         if layout is None:
             bound.append(torch.empty(meta.shape, dtype=meta.dtype, device=device))
             delivered.append(bound[-1])

@@ -49,15 +49,20 @@ def _row_major_strides(shape) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def memory_order(sizes, strides) -> tuple[list[int], tuple[int, ...]]:
+    """(the dimensions of size > 1, outermost in memory first; all dimensions in memory order). Dimensions of
+    size one have no meaningful stride: they go innermost, where they change nothing."""
+    spread = sorted((d for d in range(len(sizes)) if sizes[d] != 1), key=lambda d: (-strides[d], d))
+    return spread, tuple(spread) + tuple(d for d in range(len(sizes)) if sizes[d] == 1)
+
+
 def input_layout(tensor: torch.Tensor) -> InputLayout | None:
     """The layout that binds `tensor` without a copy; None when it is contiguous already (bound as it is) or
     no layout describes it (the binding copies it)."""
     if tensor.is_contiguous() or tensor.numel() == 0:
         return None
     sizes, strides = tuple(tensor.shape), tuple(tensor.stride())
-    # Dimensions of size one have no meaningful stride: they go innermost, with a region extent of one.
-    spread = sorted((d for d in range(tensor.dim()) if sizes[d] != 1), key=lambda d: (-strides[d], d))
-    order = tuple(spread) + tuple(d for d in range(tensor.dim()) if sizes[d] == 1)
+    spread, order = memory_order(sizes, strides)  # size-one dimensions innermost, with a region extent of one
     if not spread or strides[spread[-1]] != 1:
         return None
     region = [sizes[d] for d in order]

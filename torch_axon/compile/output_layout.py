@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .input_layout import memory_order
+
 
 @dataclass(frozen=True)
 class OutputLayout:
@@ -40,10 +42,8 @@ def output_layout(meta: torch.Tensor) -> OutputLayout | None:
     sizes, strides = tuple(meta.shape), tuple(meta.stride())
     if any(stride <= 0 for size, stride in zip(sizes, strides) if size > 1):
         return None  # expanded (or negative) strides: elements share memory
-    # Dimensions of size one have no meaningful stride: they go innermost, where they change nothing.
-    spread = sorted((d for d in range(meta.dim()) if sizes[d] != 1), key=lambda d: (-strides[d], d))
+    spread, order = memory_order(sizes, strides)
     for outer, inner in zip(spread, spread[1:]):
         if strides[outer] < strides[inner] * sizes[inner]:
             return None  # rows overlap
-    order = tuple(spread) + tuple(d for d in range(meta.dim()) if sizes[d] == 1)
     return None if order == tuple(range(meta.dim())) else OutputLayout(order)
