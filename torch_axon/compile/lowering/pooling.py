@@ -13,6 +13,7 @@ import math
 
 import torch
 
+from . import max_pool_taps
 from .builder import LoweringError, comparison_type, i64_array, scalar_region, tensor_type
 from .checks import check_index_bounds
 from .indexing import point_gather, point_scatter, stack_coordinates
@@ -106,6 +107,8 @@ def _max_pool(context, node, x, kernel_size, stride=(), padding=0, dilation=1, c
         raise LoweringError(f"max pooling in {dtype}")
     if math.prod(out_shape) == 0:
         return [context.constant(0, dtype, out_shape), context.constant(0, torch.int64, out_shape)]
+    if math.prod(kernel) <= max_pool_taps.MAX_TAPS:
+        return max_pool_taps.max_pool_forward(context, x, out_shape, kernel, stride, padding, dilation)
     pads, limits = _geometry(x, out_shape, kernel, stride, padding, dilation)
     # Flat position of each element within its own spatial plane (PyTorch's index convention).
     spatial_shape = x.shape[x.rank - spatial:]
@@ -127,6 +130,14 @@ def _max_pool(context, node, x, kernel_size, stride=(), padding=0, dilation=1, c
 @lowers(aten.max_pool2d_with_indices_backward.default, aten.max_pool3d_with_indices_backward.default)
 def _max_pool_backward(context, node, grad, x, kernel_size, stride, padding, dilation, ceil_mode, indices):
     spatial = 2 if node.target == aten.max_pool2d_with_indices_backward.default else 3
+    kernel = _per_axis(kernel_size, spatial)
+    stride = _per_axis(stride, spatial, kernel)
+    dilation = _per_axis([dilation] if isinstance(dilation, int) else dilation, spatial)
+    shape, dtype = context.output_type()
+    if max_pool_taps.windows_disjoint(kernel, stride, dilation) and math.prod(shape) and math.prod(grad.shape):
+        padding = _per_axis([padding] if isinstance(padding, int) else padding, spatial)
+        return max_pool_taps.disjoint_windows_backward(context, context.convert(grad, dtype), indices, shape, stride,
+                                                       padding)
     return _scatter_to_indices(context, node, grad, indices, spatial)
 
 
