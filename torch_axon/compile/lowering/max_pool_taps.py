@@ -7,9 +7,10 @@ CNN's shape took 5.6 ms against 0.5 ms here), and a scatter is a serial loop ove
 
 A tap is one position of the window: for every output, the input element at that offset, a strided slice
 of the input. The forward scans the taps in the CPU kernel's order (row-major in the window) with the CPU
-kernel's rule: starting from -inf at the window's first element on the input, a later element replaces
-the current one when it is larger or NaN, so ties keep the earliest and the last NaN wins. Padding holds
--inf, which never replaces anything. XLA fuses the scan into one loop over the outputs.
+kernel's rule: a later element replaces the current maximum when it is larger or NaN, so ties keep the
+earliest and the last NaN wins; padding holds -inf, which never replaces anything. The index is the
+window's corner plus the offset of the tap the scan ends on, found as a min (max) over tap numbers (see
+`_winning_tap`). XLA fuses each into one loop over the outputs.
 
 The backward of disjoint windows (stride at least the window's extent) gives each input element the
 gradient of the one output whose block holds it, where the saved index names it. Like Inductor's lowering
@@ -53,51 +54,91 @@ def max_pool_forward(context, x, out_shape, kernel, stride, padding, dilation):
     spatial = len(kernel)
     lead = x.rank - spatial
     in_spatial, out_spatial = list(x.shape[lead:]), list(out_shape[lead:])
-    plane_strides = _row_major_strides(in_spatial)
     dtype = x.dtype
-    lowest = -math.inf if dtype.is_floating_point else torch.iinfo(dtype).min
-    # Per axis, where each output's window starts on the padded input's coordinates minus the padding.
-    starts = [context.add(context.mul(context.iota(out_spatial, axis, torch.int64), s), -p)
-              for axis, (s, p) in enumerate(zip(stride, padding))]
-
-    def spread(value):  # a Value over the spatial outputs, broadcast over the leading dimensions
-        return context.broadcast_in_dim(value, out_shape, list(range(lead, x.rank)))
-
     # A ceil_mode window may hang over the input's end.
     high = [max(0, (o - 1) * s + d * (k - 1) + 1 - n - p)
             for n, o, k, s, p, d in zip(in_spatial, out_spatial, kernel, stride, padding, dilation)]
     padded = any(padding) or any(high)
     if padded:
+        lowest = -math.inf if dtype.is_floating_point else torch.iinfo(dtype).min
         x = context.op("stablehlo.pad", [x, context.builder.constant(lowest, dtype)],
                        list(x.shape[:lead]) + [p + n + h for p, n, h in zip(padding, in_spatial, high)], dtype,
                        f"edge_padding_low = {i64_array([0] * lead + list(padding))}, "
                        f"edge_padding_high = {i64_array([0] * lead + high)}, "
                        f"interior_padding = {i64_array([0] * x.rank)}")
-        # The CPU kernel's starting index: the window's first element on the input (past the padding, in
-        # steps of the dilation), with -inf as the value to beat.
-        firsts = []
-        for start, d in zip(starts, dilation):
-            before = context.maximum(context.mul(start, -1), 0)  # padding elements before the input
-            steps = context.div(context.add(before, d - 1), d) if d > 1 else before
-            firsts.append(context.add(start, context.mul(steps, d)))
-        value, index = context.constant(lowest, dtype, out_shape), spread(_flat(context, firsts, plane_strides))
-    else:
-        value = index = None  # the first tap starts the scan (it is the CPU kernel's first element)
-    corner = _flat(context, starts, plane_strides)
-    for offset in itertools.product(*(range(k) for k in kernel)):
+    offsets = list(itertools.product(*(range(k) for k in kernel)))  # the CPU kernel's scan order
+    taps = []
+    for offset in offsets:
         begin = [t * d for t, d in zip(offset, dilation)]
-        tap = context.slice(x, [0] * lead + begin,
-                            list(x.shape[:lead]) + [b + (o - 1) * s + 1 for b, o, s in zip(begin, out_spatial, stride)],
-                            [1] * lead + list(stride))
-        flat = spread(context.add(corner, sum(b * t for b, t in zip(begin, plane_strides))))
-        if value is None:
-            value, index = tap, flat
-            continue
-        take = context.compare(tap, value, "GT")
-        if dtype.is_floating_point:
-            take = context.op("stablehlo.or", [take, context.compare(tap, tap, "NE")], out_shape, torch.bool)
-        value, index = context.select(take, tap, value), context.select(take, flat, index)
-    return [value, index]
+        taps.append(context.slice(
+            x, [0] * lead + begin,
+            list(x.shape[:lead]) + [b + (o - 1) * s + 1 for b, o, s in zip(begin, out_spatial, stride)],
+            [1] * lead + list(stride)))
+    value = taps[0]
+    for tap in taps[1:]:
+        value = context.select(_replaces(context, tap, value), tap, value)
+    # Per axis, where each output's window starts on the input (negative inside the padding).
+    starts = [context.add(context.mul(context.iota(out_spatial, axis, torch.int64), s), -p)
+              for axis, (s, p) in enumerate(zip(stride, padding))]
+    number = _winning_tap(context, taps, value, [_inside(context, starts, offset, dilation, in_spatial, out_shape,
+                                                         lead) for offset in offsets] if padded else None)
+    # The winner's flat in-plane index: its window's corner plus its offset in the window.
+    plane_strides = _row_major_strides(in_spatial)
+    shift, radix = None, 1
+    for axis in reversed(range(spatial)):
+        coordinate = context.div(number, radix) if radix > 1 else number
+        if axis > 0:
+            coordinate = context.binary("stablehlo.remainder", coordinate, kernel[axis])
+        term = context.mul(coordinate, dilation[axis] * plane_strides[axis])
+        shift = term if shift is None else context.add(shift, term)
+        radix *= kernel[axis]
+    corner = context.broadcast_in_dim(_flat(context, starts, plane_strides), out_shape, list(range(lead, x.rank)))
+    return [value, context.add(corner, context.convert(shift, torch.int64))]
+
+
+def _replaces(context, tap, current):
+    """The CPU kernel's rule: a later element replaces the current maximum when larger or NaN."""
+    larger = context.compare(tap, current, "GT")
+    if not tap.dtype.is_floating_point:
+        return larger
+    return context.op("stablehlo.or", [larger, context.compare(tap, tap, "NE")], tap.shape, torch.bool)
+
+
+def _winning_tap(context, taps, value, inside):
+    """The number of the tap the CPU kernel's scan ends on: the last NaN where the maximum is NaN, else the
+    first element equal to it (on the input: an all -inf window names its first element there). Computed
+    as a min (max) over tap numbers, not as a chain of selects: XLA:CPU compiles a chain of index selects
+    that depend on value comparisons into branches, which mispredict on real data (3-4x slower)."""
+    shape, count = value.shape, len(taps)
+    first = None
+    for number, tap in enumerate(taps):
+        hit = context.compare(tap, value, "EQ")
+        if inside is not None:
+            hit = context.op("stablehlo.and", [hit, inside[number]], shape, torch.bool)
+        candidate = context.select(hit, context.constant(number, torch.int32, shape),
+                                   context.constant(count, torch.int32, shape))
+        first = candidate if first is None else context.minimum(first, candidate)
+    if not value.dtype.is_floating_point:
+        return first
+    last_nan = None
+    for number, tap in enumerate(taps):
+        candidate = context.select(context.compare(tap, tap, "NE"), context.constant(number, torch.int32, shape),
+                                   context.constant(-1, torch.int32, shape))
+        last_nan = candidate if last_nan is None else context.maximum(last_nan, candidate)
+    return context.select(context.compare(value, value, "NE"), last_nan, first)
+
+
+def _inside(context, starts, offset, dilation, in_spatial, out_shape, lead):
+    """Whether the tap at `offset` falls on the input (not on padding), per output."""
+    inside = None
+    for start, t, d, n in zip(starts, offset, dilation, in_spatial):
+        position = context.add(start, t * d)
+        on_input = context.op("stablehlo.and", [context.compare(position, context.constant_like(0, position), "GE"),
+                                                context.compare(position, context.constant_like(n, position), "LT")],
+                              position.shape, torch.bool)
+        inside = on_input if inside is None else context.op("stablehlo.and", [inside, on_input], on_input.shape,
+                                                            torch.bool)
+    return context.broadcast_in_dim(inside, out_shape, list(range(lead, len(out_shape))))
 
 
 def windows_disjoint(kernel, stride, dilation) -> bool:
