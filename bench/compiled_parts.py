@@ -1,10 +1,11 @@
-"""Where compiled training steps gain or lose: the GPT's parts, forward and backward, axon eager vs compiled.
+"""Where compiled training steps gain or lose: the GPT's and CNN's parts, forward and backward, axon eager vs
+compiled.
 
     python bench/compiled_parts.py
 
 The parts of bench/compile.py's GPT training step at its shapes (batch 8, 128 tokens, width 256, 4 heads,
-vocabulary 256), each a function whose result is summed and differentiated, run eagerly on axon and through
-`torch.compile(backend="axon")`, alternating in one process (rounds of each, median). Issue 14 asks for
+vocabulary 256), its CNN's first block and a ResNet stem's pooling, each a function whose result is summed
+and differentiated, run eagerly on axon and through `torch.compile(backend="axon")`, alternating in one process (rounds of each, median). Issue 14 asks for
 compiled steps 1.3x faster than eager; eager/compiled below 1 marks a part that XLA:CPU runs slower than
 PyTorch's CPU kernels, which is what stands in the way. Also the single-pass reductions at a large shape.
 
@@ -49,6 +50,10 @@ def _parts() -> dict:
     logits = torch.randn(batch * length, vocabulary, device="axon", requires_grad=True)
     targets = torch.randint(0, vocabulary, (batch * length,), device="axon")
     rows = torch.randn(4096, 1024, device="axon")
+    # The CNN's first block after its convolution, and a ResNet stem's pooling (overlapping 3x3 windows).
+    images = torch.randn(32, 32, 32, 32, device="axon", requires_grad=True)
+    stem = torch.randn(16, 64, 56, 56, device="axon", requires_grad=True)
+    batch_norm = nn.BatchNorm2d(32).to("axon")
     return {
         "MLP block (linear, GELU, linear)": (lambda: down(F.gelu(up(x))).sum(), True),
         "layer_norm": (lambda: norm(x).sum(), True),
@@ -57,6 +62,8 @@ def _parts() -> dict:
         "amax over rows, 4096x1024": (lambda: rows.amax(-1), False),
         "softmax over rows, 4096x1024": (lambda: torch.softmax(rows, -1), False),
         "sum over rows, 4096x1024": (lambda: rows.sum(-1), False),
+        "CNN: batch norm, ReLU, 2x2 max pool": (lambda: F.max_pool2d(F.relu(batch_norm(images)), 2).sum(), True),
+        "ResNet stem: 3x3/2 max pool": (lambda: F.max_pool2d(stem, 3, 2, 1).sum(), True),
     }
 
 
@@ -99,7 +106,7 @@ def main() -> int:
         for name, (eager, compiled) in cases.items():
             times[name][0].append(_per_call_ms(eager, calls))
             times[name][1].append(_per_call_ms(compiled, calls))
-    print("GPT parts (forward and backward) and reductions, axon eager vs compiled, ms per call")
+    print("GPT and CNN parts (forward and backward) and reductions, axon eager vs compiled, ms per call")
     print(f"{'part':<36}{'eager ms':>12}{'compiled ms':>14}{'eager/compiled':>17}")
     for name, (eager, compiled) in times.items():
         eager_ms, compiled_ms = statistics.median(eager), statistics.median(compiled)
