@@ -5,9 +5,10 @@ compiled.
 
 The parts of bench/compile.py's GPT training step at its shapes (batch 8, 128 tokens, width 256, 4 heads,
 vocabulary 256), its CNN's first block and a ResNet stem's pooling, each a function whose result is summed
-and differentiated, run eagerly on axon and through `torch.compile(backend="axon")`, alternating in one process (rounds of each, median). Issue 14 asks for
-compiled steps 1.3x faster than eager; eager/compiled below 1 marks a part that XLA:CPU runs slower than
-PyTorch's CPU kernels, which is what stands in the way. Also the single-pass reductions at a large shape.
+and differentiated, run eagerly on axon and through `torch.compile(backend="axon")`, alternating in one
+process (rounds of each, median). Issue 14 asks for compiled steps 1.3x faster than eager; eager/compiled
+below 1 marks a part that XLA:CPU runs slower than PyTorch's CPU kernels, which is what stands in the way.
+Also the single-pass reductions at a large shape.
 
 Then the ceiling: the share of each eager training step's device time (torch.profiler device rows) spent in
 library kernels that compiled code can at best match (matrix products, attention, convolutions), and the
