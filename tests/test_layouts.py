@@ -57,21 +57,42 @@ def test_out_tensors_resized_by_a_kernel_take_the_cpus_layout():
     assert axon.stride() == cpu.stride() == (1, 4)
 
 
+def convolution_step(layer, shape, memory_format, device):
+    """(the output, the input's gradient, the weight's gradient) of `layer` on an input in `memory_format`."""
+    x = randn(*shape, device=device).to(memory_format=memory_format).requires_grad_()
+    y = layer(x)
+    y.sum().backward()
+    return y, x.grad, layer.weight.grad
+
+
 @pytest.mark.parametrize("memory_format, shape",
                          [(torch.channels_last, (2, 3, 8, 8)), (torch.channels_last_3d, (2, 3, 5, 5, 5))])
 def test_convolution_keeps_channels_last(memory_format, shape):
     def run(device):
         layer = (torch.nn.Conv2d(3, 4, 3) if len(shape) == 4 else torch.nn.Conv3d(3, 4, 3)).to(device)
-        layer = layer.to(memory_format=memory_format)
-        x = randn(*shape, device=device).to(memory_format=memory_format).requires_grad_()
-        y = layer(x)
-        y.sum().backward()
-        return y, x.grad, layer.weight.grad
+        return convolution_step(layer.to(memory_format=memory_format), shape, memory_format, device)
 
     cpu, axon = both(run)
     for expected, actual in zip(cpu, axon):
         assert actual.stride() == expected.stride()
         assert actual.is_contiguous(memory_format=memory_format)
+        torch.testing.assert_close(actual.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("make_layer, memory_format, shape", [
+    # A batch of one: the CPU runs its slow transposed 3-d kernel, whose result is contiguous.
+    (lambda: torch.nn.ConvTranspose3d(3, 3, 3, stride=2, padding=2, output_padding=1), torch.channels_last_3d,
+     (1, 3, 4, 4, 4)),
+    # oneDNN: channels-last in, channels-last out.
+    (lambda: torch.nn.ConvTranspose3d(3, 2, 3, stride=2), torch.channels_last_3d, (2, 3, 4, 4, 4)),
+    (lambda: torch.nn.ConvTranspose2d(3, 2, 3, stride=2), torch.channels_last, (2, 3, 6, 6)),
+    (lambda: torch.nn.Conv3d(3, 2, 3, stride=2), torch.channels_last_3d, (1, 3, 4, 4, 4)),
+], ids=["transposed 3d, slow kernel", "transposed 3d, oneDNN", "transposed 2d", "3d, one output element"])
+def test_convolution_results_take_the_layout_of_the_cpus_backend(make_layer, memory_format, shape):
+    # The layout follows the backend the CPU picks for the call, not the input's layout alone.
+    cpu, axon = both(lambda d: convolution_step(make_layer().to(d), shape, memory_format, d))
+    for expected, actual in zip(cpu, axon):
+        assert actual.stride() == expected.stride()
         torch.testing.assert_close(actual.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 

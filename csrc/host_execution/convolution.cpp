@@ -1,10 +1,12 @@
 #include "host_execution/convolution.h"
 
 #include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/native/ConvUtils.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/from_blob.h>
 #include <c10/core/DeviceGuard.h>
 
 #include "core/check.h"
@@ -25,16 +27,30 @@ std::optional<at::Tensor> meta_like(const std::optional<at::Tensor>& tensor) {
   return meta_like(*tensor);
 }
 
-// The layout the CPU's convolution kernels give their results: channels-last
-// when the input or the weight is channels-last (ATen's
-// determine_backend_memory_format for its CPU backends), else contiguous.
-c10::MemoryFormat cpu_result_format(const at::Tensor& input, const at::Tensor& weight) {
-  for (const at::Tensor* tensor : {&input, &weight}) {
-    const auto format = tensor->suggest_memory_format();
-    if (format == c10::MemoryFormat::ChannelsLast && input.dim() == 4) return format;
-    if (format == c10::MemoryFormat::ChannelsLast3d && input.dim() == 5) return format;
-  }
-  return c10::MemoryFormat::Contiguous;
+// A CPU tensor with `tensor`'s sizes, strides and dtype over no memory of
+// its own: what the CPU's choice of convolution backend reads (metadata,
+// never elements).
+at::Tensor cpu_metadata_of(const at::Tensor& tensor) {
+  alignas(64) static char nothing[64];
+  return at::from_blob(nothing, tensor.sizes(), tensor.strides(), tensor.options().device(c10::kCPU));
+}
+
+// The layout the CPU's convolution kernels give their results: the one ATen
+// picks for the backend it would run (oneDNN, the slow 2-d and 3-d kernels,
+// ...), asked of ATen itself. For example, a transposed 3-d convolution of a
+// channels-last input runs the slow kernel on the CPU and returns a
+// contiguous result, where oneDNN would keep channels-last.
+c10::MemoryFormat cpu_result_format(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
+                                    c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                                    c10::IntArrayRef output_padding, int64_t groups) {
+  const at::Tensor cpu_input = cpu_metadata_of(input), cpu_weight = cpu_metadata_of(weight);
+  std::optional<at::Tensor> cpu_bias;
+  if (bias.has_value() && bias->defined()) cpu_bias = cpu_metadata_of(*bias);
+  const at::native::ConvBackend backend = at::native::select_conv_backend(
+      cpu_input, cpu_weight, cpu_bias, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+      c10::fromIntArrayRefSlow(dilation), transposed, c10::fromIntArrayRefSlow(output_padding), groups, std::nullopt);
+  return at::native::_determine_backend_memory_format(cpu_input, cpu_weight, backend);
 }
 
 // A result shaped like `meta`; 4-d and 5-d results in `format`.
@@ -56,7 +72,9 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   // Shape and argument checks happen here, on the caller's thread.
   const at::Tensor meta_output = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride, padding,
                                                  dilation, transposed, output_padding, groups);
-  at::Tensor output = allocate_like(meta_output, input.device(), cpu_result_format(input, weight));
+  at::Tensor output = allocate_like(
+      meta_output, input.device(),
+      cpu_result_format(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups));
   HostAliases aliases;
   std::optional<at::Tensor> bias_alias;
   if (bias.has_value() && bias->defined()) bias_alias = aliases.alias(*bias);
@@ -97,7 +115,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const auto [meta_input, meta_weight, meta_bias] =
       at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride, padding,
                                dilation, transposed, output_padding, groups, output_mask);
-  const c10::MemoryFormat format = cpu_result_format(input, weight);
+  const c10::MemoryFormat format =
+      cpu_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed, output_padding, groups);
   at::Tensor grad_input = allocate_like(meta_input, input.device(), format);
   at::Tensor grad_weight = allocate_like(meta_weight, input.device(), format);
   at::Tensor grad_bias = allocate_like(meta_bias, input.device(), c10::MemoryFormat::Contiguous);
