@@ -403,7 +403,8 @@ def _masked_scatter_backward(context, node, grad, mask, sizes):
 
 
 # ---- strided views of a row-major value ---------------------------------------
-def _row_major_strides(shape):
+def row_major_strides(shape):
+    """The strides of a dense row-major tensor of `shape`, in elements."""
     strides, running = [], 1
     for size in reversed(shape):
         strides.append(running)
@@ -446,7 +447,7 @@ def strided_scatter(context, x, src, shape, strides, offset):
 
 def _diagonal_geometry(x, offset, dim1, dim2):
     dim1, dim2 = normalize_dim(dim1, x.rank), normalize_dim(dim2, x.rank)
-    strides = _row_major_strides(x.shape)
+    strides = row_major_strides(x.shape)
     start = offset * strides[dim2] if offset >= 0 else -offset * strides[dim1]
     length = max(0, min(x.shape[dim1] - max(-offset, 0), x.shape[dim2] - max(offset, 0)))
     kept = [d for d in range(x.rank) if d not in (dim1, dim2)]
@@ -470,7 +471,7 @@ def _unfold(context, node, x, dimension, size, step):
     if x.rank == 0:
         return context.reshape(x, shape)
     dim = normalize_dim(dimension, x.rank)
-    strides = _row_major_strides(x.shape)
+    strides = row_major_strides(x.shape)
     view_strides = strides[:dim] + [strides[dim] * step] + strides[dim + 1:] + [strides[dim]]
     return strided_view(context, x, shape, view_strides, 0)
 

@@ -28,16 +28,9 @@ import math
 import torch
 
 from .builder import i64_array
+from .indexing import row_major_strides
 
 MAX_TAPS = 32
-
-
-def _row_major_strides(shape) -> list[int]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return list(reversed(strides))
 
 
 def _flat(context, positions, plane_strides):
@@ -83,7 +76,7 @@ def max_pool_forward(context, x, out_shape, kernel, stride, padding, dilation):
     number = _winning_tap(context, taps, value, [_inside(context, starts, offset, dilation, in_spatial, out_shape,
                                                          lead) for offset in offsets] if padded else None)
     # The winner's flat in-plane index: its window's corner plus its offset in the window.
-    plane_strides = _row_major_strides(in_spatial)
+    plane_strides = row_major_strides(in_spatial)
     shift, radix = None, 1
     for axis in reversed(range(spatial)):
         coordinate = context.div(number, radix) if radix > 1 else number
@@ -159,7 +152,7 @@ def disjoint_windows_backward(context, grad, indices, in_shape, stride, padding)
     positions = [context.add(context.add(context.mul(context.iota(blocks, 2 * axis, torch.int64), s),
                                          context.iota(blocks, 2 * axis + 1, torch.int64)), -p)
                  for axis, (s, p) in enumerate(zip(stride, padding))]
-    flat = _flat(context, positions, _row_major_strides(in_spatial))
+    flat = _flat(context, positions, row_major_strides(in_spatial))
     shape = list(grad.shape[:lead]) + blocks
     spread = list(range(lead)) + [lead + 2 * axis for axis in range(spatial)]
     hit = context.compare(context.broadcast_in_dim(indices, shape, spread),
