@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <cstdint>
@@ -62,7 +63,6 @@ class Executable {
   // `label` names the launch on a profile's device row (a compiled
   // partition's name), under the host range axon::launch_executable.
   void launch(const std::vector<at::Tensor>& tensors, const std::string& entry_point, const std::string& label) const {
-    RECORD_FUNCTION("axon::launch_executable", std::vector<c10::IValue>());
     std::vector<axon_binding> bindings;
     bindings.reserve(tensors.size());
     for (size_t index = 0; index < tensors.size(); ++index) {
@@ -74,16 +74,142 @@ class Executable {
                   " must be dense row-major");
       bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
     }
+    launch_bindings(bindings, entry_point.c_str(), label);
+  }
+
+  // `launch` for bindings already checked.
+  void launch_bindings(const std::vector<axon_binding>& bindings, const char* entry_point,
+                       const std::string& label) const {
+    RECORD_FUNCTION("axon::launch_executable", std::vector<c10::IValue>());
     axon_stream stream = current_stream_handle(static_cast<c10::DeviceIndex>(device_));
     const ActivityLabelScope named([&] { return label; });
-    AXON_CHECK(axon_stream_launch_executable(stream, handle_, entry_point.c_str(), bindings.data(), bindings.size(),
-                                             nullptr, 0),
-               "launching an executable");
+    AXON_CHECK(
+        axon_stream_launch_executable(stream, handle_, entry_point, bindings.data(), bindings.size(), nullptr, 0),
+        "launching an executable");
   }
 
  private:
   int device_;
   axon_executable handle_ = nullptr;
+};
+
+// The common call of a compiled partition (torch_axon/compile/compiled_partition.py), checked and launched
+// without Python: its arguments match one specialization exactly (row-major tensors of its sizes and dtypes on
+// its device, equal Python numbers), its results are new row-major tensors, and each of the graph's outputs is
+// a result or an argument. A call returns the outputs (one object, or a tuple), or None when the arguments do
+// not match, and the caller takes its general path. For a small graph this bookkeeping in Python cost more
+// than the launch itself.
+class DirectLaunch {
+ public:
+  // `arguments`: per argument, ("tensor", sizes, dtype) or ("number", value); `results`: (sizes, dtype) per
+  // executable result; `outputs`: ("result", k) or ("argument", i) per graph output; `single`: the graph
+  // returns its one output alone, not in a tuple.
+  DirectLaunch(py::object executable, const py::list& arguments, std::vector<int64_t> tensor_inputs,
+               const py::list& results, const py::list& outputs, bool single, std::string label)
+      : executable_object_(std::move(executable)),
+        executable_(executable_object_.cast<const Executable*>()),
+        device_(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(executable_->device())),
+        tensor_inputs_(std::move(tensor_inputs)),
+        single_(single),
+        label_(std::move(label)) {
+    for (const py::handle argument : arguments) {
+      const auto spec = argument.cast<py::tuple>();
+      if (spec[0].cast<std::string>() == "tensor") {
+        arguments_.push_back(
+            Argument{true, spec[1].cast<std::vector<int64_t>>(), spec[2].cast<at::ScalarType>(), py::none()});
+      } else {
+        arguments_.push_back(
+            Argument{false, {}, at::ScalarType::Undefined, py::reinterpret_borrow<py::object>(spec[1])});
+      }
+    }
+    for (const int64_t position : tensor_inputs_) {
+      TORCH_CHECK(position >= 0 && position < static_cast<int64_t>(arguments_.size()) && arguments_[position].tensor,
+                  "DirectLaunch: tensor input ", position, " is not a tensor argument");
+    }
+    for (const py::handle result : results) {
+      const auto spec = result.cast<py::tuple>();
+      results_.push_back(Result{spec[0].cast<std::vector<int64_t>>(), spec[1].cast<at::ScalarType>()});
+    }
+    for (const py::handle output : outputs) {
+      const auto spec = output.cast<py::tuple>();
+      const bool from_result = spec[0].cast<std::string>() == "result";
+      const auto index = spec[1].cast<int64_t>();
+      TORCH_CHECK(index >= 0 && index < static_cast<int64_t>(from_result ? results_.size() : arguments_.size()),
+                  "DirectLaunch: output index ", index, " out of range");
+      outputs_.emplace_back(from_result, index);
+    }
+    TORCH_CHECK(!single_ || outputs_.size() == 1, "DirectLaunch: a single output needs exactly one");
+  }
+
+  py::object operator()(const py::args& args) const {
+    if (args.size() != arguments_.size() || !matches(args)) return py::none();
+    std::vector<at::Tensor> results;
+    results.reserve(results_.size());
+    std::vector<axon_binding> bindings;
+    bindings.reserve(tensor_inputs_.size() + results_.size());
+    for (const int64_t position : tensor_inputs_) {
+      const at::Tensor& tensor = THPVariable_Unpack(args[position].ptr());
+      bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
+    }
+    for (const Result& result : results_) {
+      results.push_back(at::empty(result.sizes, at::TensorOptions().dtype(result.dtype).device(device_)));
+      bindings.push_back(axon_binding{results.back().data_ptr(), results.back().nbytes()});
+    }
+    executable_->launch_bindings(bindings, "main", label_);
+    if (single_) return output(args, results, outputs_[0]);
+    py::tuple delivered(outputs_.size());
+    for (size_t index = 0; index < outputs_.size(); ++index) delivered[index] = output(args, results, outputs_[index]);
+    return delivered;
+  }
+
+ private:
+  struct Argument {
+    bool tensor;
+    std::vector<int64_t> sizes;
+    at::ScalarType dtype;
+    py::object value;  // a number argument's value
+  };
+  struct Result {
+    std::vector<int64_t> sizes;
+    at::ScalarType dtype;
+  };
+
+  bool matches(const py::args& args) const {
+    for (size_t index = 0; index < arguments_.size(); ++index) {
+      const Argument& expected = arguments_[index];
+      PyObject* given = args[index].ptr();
+      if (!expected.tensor) {
+        const int equal = PyObject_RichCompareBool(given, expected.value.ptr(), Py_EQ);
+        if (equal < 0) PyErr_Clear();
+        if (equal != 1 || THPVariable_Check(given)) return false;
+        continue;
+      }
+      if (!THPVariable_Check(given)) return false;
+      const at::Tensor& tensor = THPVariable_Unpack(given);
+      if (tensor.device() != device_ || tensor.layout() != at::kStrided || tensor.scalar_type() != expected.dtype ||
+          tensor.sizes() != c10::IntArrayRef(expected.sizes) || !tensor.is_contiguous() || tensor.is_conj() ||
+          tensor.is_neg()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static py::object output(const py::args& args, const std::vector<at::Tensor>& results,
+                           const std::pair<bool, int64_t>& source) {
+    if (source.first) return py::reinterpret_steal<py::object>(THPVariable_Wrap(results[source.second]));
+    return py::reinterpret_borrow<py::object>(args[source.second]);
+  }
+
+  py::object executable_object_;  // keeps the executable alive
+  const Executable* executable_;
+  c10::Device device_;
+  std::vector<Argument> arguments_;
+  std::vector<int64_t> tensor_inputs_;
+  std::vector<Result> results_;
+  std::vector<std::pair<bool, int64_t>> outputs_;
+  bool single_;
+  std::string label_;
 };
 
 }  // namespace
@@ -96,6 +222,12 @@ void init_executables(py::module_& m) {
       .def_property_readonly("handle", &Executable::handle)
       .def("serialize", &Executable::serialize)
       .def("launch", &Executable::launch, py::arg("tensors"), py::arg("entry_point") = "main", py::arg("label") = "");
+  py::class_<DirectLaunch>(m, "DirectLaunch")
+      .def(py::init<py::object, const py::list&, std::vector<int64_t>, const py::list&, const py::list&, bool,
+                    std::string>(),
+           py::arg("executable"), py::arg("arguments"), py::arg("tensor_inputs"), py::arg("results"),
+           py::arg("outputs"), py::arg("single"), py::arg("label"))
+      .def("__call__", &DirectLaunch::operator());
 }
 
 }  // namespace axon

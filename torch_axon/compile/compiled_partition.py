@@ -31,6 +31,7 @@ import warnings
 import torch
 import torch.fx
 
+from .. import _C
 from . import bindings, executable, stage
 from .input_layout import input_layout
 from .lowering import LoweringError
@@ -39,20 +40,26 @@ from .lowering.checks import RAISE
 _EAGER = object()
 
 
-def _layouts(args) -> list:
-    return [input_layout(value) if isinstance(value, torch.Tensor) else None for value in args]
-
-
-def _signature(args, layouts) -> tuple:
-    key = []
-    for value, layout in zip(args, layouts):
+def _describe(args) -> tuple[tuple, list]:
+    """(this call's specialization key, each argument's input layout). A tensor's key names its shape, dtype,
+    device and how it is bound: as it is (row-major), through a layout (input_layout.py), or copied."""
+    key, layouts = [], []
+    for value in args:
         if isinstance(value, torch.Tensor):
-            key.append((tuple(value.shape), value.dtype, value.device.index, layout))
+            contiguous = value.is_contiguous()
+            layout = None if contiguous else input_layout(value)
+            key.append((tuple(value.shape), value.dtype, value.device, _AS_IT_IS if contiguous else layout))
         elif isinstance(value, (int, float, bool)):
+            layout = None
             key.append(value)
         else:
+            layout = None
             key.append(type(value).__name__)
-    return tuple(key)
+        layouts.append(layout)
+    return tuple(key), layouts
+
+
+_AS_IT_IS = "row-major"
 
 
 def _device_of(args) -> int:
@@ -61,6 +68,45 @@ def _device_of(args) -> int:
         if isinstance(value, torch.Tensor) and value.device.type == "axon":
             return value.device.index
     return torch.axon.current_device()
+
+
+class _Specialization:
+    """One executable of a partition and what its calls need. `direct` (a torch_axon._C.DirectLaunch) is set
+    when a call can bind its inputs as they are and its results as new row-major tensors, with nothing to
+    read back: every argument a tensor or a number, every tensor input row-major on the executable's device
+    and not complex (whose conjugate and negative views need resolving), no result layout, no run-time
+    checks, each output a result or an argument. Such calls are checked and launched in C++; most calls of
+    small graphs are."""
+
+    def __init__(self, executable, lowered, key, name: str, arrangement: str):
+        self.executable = executable
+        self.lowered = lowered
+        self.device = torch.device("axon", executable.device)
+        self.direct = self._direct_launch(key, name, arrangement)
+
+    def _direct_launch(self, key, name, arrangement):
+        lowered = self.lowered
+        if lowered.checks or any(layout is not None for layout in lowered.output_layouts) or arrangement == "tree":
+            return None
+        arguments = []
+        for entry in key:
+            if isinstance(entry, tuple):
+                shape, dtype, device, binding = entry
+                if binding is not _AS_IT_IS or device != self.device or dtype.is_complex:
+                    return None
+                arguments.append(("tensor", list(shape), dtype))
+            elif isinstance(entry, (int, float, bool)):
+                arguments.append(("number", entry))
+            else:
+                return None
+        outputs = []
+        for kind, payload in lowered.outputs:
+            if kind not in ("tensor", "input"):
+                return None
+            outputs.append(("result" if kind == "tensor" else "argument", payload))
+        results = [(list(meta.shape), meta.dtype) for meta in lowered.output_meta]
+        return _C.DirectLaunch(self.executable, arguments, list(lowered.tensor_inputs), results, outputs,
+                               arrangement == "single", name)
 
 
 class CompiledPartition(torch.nn.Module):
@@ -76,10 +122,21 @@ class CompiledPartition(torch.nn.Module):
         self._warned_rerun = False
         output_node = next(n for n in reversed(graph_module.graph.nodes) if n.op == "output")
         _, self.output_spec = torch.utils._pytree.tree_flatten(output_node.args[0])
+        spec = self.output_spec
+        # How the outputs are arranged: one tensor, a flat tuple (most partitions), or another structure.
+        self._arrangement = "single" if spec.is_leaf() else "tuple" if spec.type is tuple and all(
+            child.is_leaf() for child in spec.children()) else "tree"
+        # The last direct specialization called: tried first, in C++, by every call.
+        self._direct = None
 
-    def forward(self, *args):
-        layouts = _layouts(args)
-        key = _signature(args, layouts)
+    # Called straight, without nn.Module's hook machinery: a partition has no hooks, and a small graph's call
+    # is mostly such overhead.
+    def __call__(self, *args):
+        if self._direct is not None:
+            outputs = self._direct(*args)
+            if outputs is not None:
+                return outputs
+        key, layouts = _describe(args)
         entry = self.specializations.get(key)
         if entry is None:
             entry = self._specialize(args, key)
@@ -87,20 +144,39 @@ class CompiledPartition(torch.nn.Module):
             self.specializations.move_to_end(key)
         if entry is _EAGER:
             return self.graph_module(*args)
-        compiled, lowered = entry
-        device = torch.device("axon", compiled.device)
+        if entry.direct is not None:
+            outputs = entry.direct(*args)
+            if outputs is not None:
+                self._direct = entry.direct
+                return outputs
+        return self._bound_call(entry, args, layouts)
+
+    forward = __call__
+
+    def _bound_call(self, entry, args, layouts):
+        lowered, device = entry.lowered, entry.device
         inputs = [bindings.input_binding(args[i], device, layouts[i]) for i in lowered.tensor_inputs]
         inputs += bindings.start_bindings([layouts[i] for i in lowered.tensor_inputs], device)
         results, delivered = bindings.result_bindings(lowered, device)
-        compiled.launch(inputs + results, label=self.name)
+        entry.executable.launch(inputs + results, "main", self.name)
         if lowered.checks:
             table = results.pop().tolist()
             if self._needs_eager(lowered.checks, table):
                 return self.graph_module(*args)
+        return self._outputs(lowered, args, delivered)
+
+    def _arranged(self, flat):
+        if self._arrangement == "single":
+            return flat[0]
+        if self._arrangement == "tuple":
+            return tuple(flat)
+        return torch.utils._pytree.tree_unflatten(flat, self.output_spec)
+
+    def _outputs(self, lowered, args, delivered):
         flat = []
         for kind, payload in lowered.outputs:
             flat.append(delivered[payload] if kind == "tensor" else args[payload] if kind == "input" else payload)
-        return torch.utils._pytree.tree_unflatten(flat, self.output_spec)
+        return self._arranged(flat)
 
     def _needs_eager(self, checks, table) -> bool:
         """Raises the first failed bounds check (graph order, as eager would meet it); True when a
@@ -140,11 +216,13 @@ class CompiledPartition(torch.nn.Module):
         self.record.executables += 1
         self.record.runtime_checks += len(lowered.checks)
         self.record.compile_seconds += compiled.seconds
-        entry = (compiled.executable, lowered)
+        entry = _Specialization(compiled.executable, lowered, key, self.name, self._arrangement)
         self._store(key, entry)
         return entry
 
     def _store(self, key, entry) -> None:
         self.specializations[key] = entry
         while len(self.specializations) > self.options.max_specializations:
-            self.specializations.popitem(last=False)
+            _, evicted = self.specializations.popitem(last=False)
+            if evicted is not _EAGER and evicted.direct is self._direct:
+                self._direct = None

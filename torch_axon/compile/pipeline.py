@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
+from torch.fx._lazy_graph_module import _LazyGraphModule
 
 from . import dump, executable, passes, placement, report, stage
 from .decompositions import decompositions
@@ -40,7 +41,8 @@ def _aot_autograd(captured: GraphAndInputs, job):
         def compile_graph(aten_module, aten_inputs):
             name = f"{job.graph}_{suffix}"
             graph_job = job.replace(graph=name, record=report.new_graph(name))
-            return make_boxed_func(stage.run(graph_job, GRAPH, aten_module)["partitioned"])
+            partitioned = stage.run(graph_job, GRAPH, aten_module)["partitioned"]
+            return make_boxed_func(_runner(partitioned))
 
         return compile_graph
 
@@ -48,6 +50,13 @@ def _aot_autograd(captured: GraphAndInputs, job):
                         inference_compiler=compiler("inference"),
                         decompositions=decompositions(kept=extern_kernels()))(captured.graph_module,
                                                                               captured.inputs)
+
+
+def _runner(partitioned):
+    """What AOTAutograd calls for a partitioned graph: its generated forward, called straight. GraphModule's
+    and nn.Module's call wrappers cost more than a small graph's whole launch."""
+    _LazyGraphModule.force_recompile(partitioned)
+    return partitioned.forward
 
 
 def _fx_passes(aten_module, job):
