@@ -485,7 +485,8 @@ def test_division_by_a_number_is_an_ieee_division_as_in_eager(rounding_mode):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("case", ["plain", "causal", "bool_mask", "float_mask", "grouped_heads", "fully_masked_row",
                                   "longer_keys"])
-def test_attention_training_gradients_match_eager(case, dtype):
+def test_attention_training_gradients_match_eager(case, dtype, monkeypatch):
+    monkeypatch.setenv("AXON_COMPILE_EXTERN", "convolution")  # attention compiled (decomposed), not extern
     # PyTorch's decomposition of the CPU attention forward returns the attention weights where the kernel returns
     # its logsumexp; a compiled training step handed those to the backward, and every gradient came out wrong.
     torch.manual_seed(0)
@@ -525,7 +526,8 @@ def test_attention_training_gradients_match_eager(case, dtype):
         assert got.stride() == want.stride(), name
 
 
-def test_attention_backward_compiles_whole():
+def test_attention_backward_compiles_whole(monkeypatch):
+    monkeypatch.setenv("AXON_COMPILE_EXTERN", "convolution")  # attention compiled (decomposed), not extern
     query, key, value = (torch.randn(2, 4, 8, 16, device="axon", requires_grad=True) for _ in range(3))
     output = _compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True))(query, key, value)
     output.sum().backward()  # strict: raises if the forward or the backward left an op to eager

@@ -30,15 +30,15 @@ aten = torch.ops.aten
 
 # Ops a backend may prefer to serve with its tuned library kernels instead of
 # compiler-generated code, like Inductor's extern kernels: they run as axon ops
-# between compiled partitions, kept whole by the decompositions. By default only
-# convolutions do: XLA:CPU's convolution gradients take about twice the time of
-# oneDNN's, and the CNN training step ran 0.61x axon eager with them extern
-# against 0.41x compiled (docs/benchmarks.md). Matrix products stay compiled:
-# XLA's dots are close to MKL's here and cutting GPT graphs at every product
-# cost more than it saved. Attention (the CPU's flash kernels, forward and
-# backward) stays compiled too: in the GPT training step, taking it out of the
-# executables saved 132 ms of their time per 3 steps and the kernels took
-# 151 ms (torch.profiler device rows, 2026-12-04).
+# between compiled partitions, kept whole by the decompositions. By default
+# convolutions and attention do. XLA:CPU's convolution gradients take about
+# twice the time of oneDNN's: the CNN training step ran 0.61x axon eager with
+# them extern against 0.41x compiled. Decomposed attention runs at about 0.6x
+# of the CPU's flash kernels, and taking it out of the executables made the GPT
+# training step 8-12% faster (in one process, each configuration its own
+# compiled function; docs/benchmarks.md, 2026-12-04). Matrix products stay
+# compiled: XLA's dots are close to MKL's here, and taking them out as well
+# gained nothing in the GPT step and lost 7% in the MLP's.
 EXTERN_GROUPS = {
     "mm": (aten.mm.default,),
     "bmm": (aten.bmm.default,),
@@ -50,7 +50,7 @@ EXTERN_GROUPS = {
 }
 EXTERN_KERNELS = {op for ops in EXTERN_GROUPS.values() for op in ops}
 EXTERN_REASON = "extern kernel: runs as the axon library op"
-DEFAULT_EXTERN = "convolution"
+DEFAULT_EXTERN = "convolution,attention"
 
 
 def extern_kernels() -> set:
