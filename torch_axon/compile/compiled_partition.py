@@ -38,6 +38,7 @@ from .lowering import LoweringError
 from .lowering.checks import RAISE
 
 _EAGER = object()
+_AS_IT_IS = "row-major"  # a tensor bound as it is, in a specialization key
 
 
 def _describe(args) -> tuple[tuple, list]:
@@ -57,9 +58,6 @@ def _describe(args) -> tuple[tuple, list]:
             key.append(type(value).__name__)
         layouts.append(layout)
     return tuple(key), layouts
-
-
-_AS_IT_IS = "row-major"
 
 
 def _device_of(args) -> int:
@@ -126,16 +124,18 @@ class CompiledPartition(torch.nn.Module):
         # How the outputs are arranged: one tensor, a flat tuple (most partitions), or another structure.
         self._arrangement = "single" if spec.is_leaf() else "tuple" if spec.type is tuple and all(
             child.is_leaf() for child in spec.children()) else "tree"
-        # The last direct specialization called: tried first, in C++, by every call.
-        self._direct = None
+        # The last specialization called, when it is direct: tried first, in C++, by every call.
+        self._direct: _Specialization | None = None
 
     # Called straight, without nn.Module's hook machinery: a partition has no hooks, and a small graph's call
     # is mostly such overhead.
     def __call__(self, *args):
         if self._direct is not None:
-            outputs = self._direct(*args)
+            outputs = self._direct.direct(*args)
             if outputs is not None:
                 return outputs
+        # `_direct` is always the most recently used specialization, so its calls need not reorder the LRU.
+        self._direct = None
         key, layouts = _describe(args)
         entry = self.specializations.get(key)
         if entry is None:
@@ -147,7 +147,7 @@ class CompiledPartition(torch.nn.Module):
         if entry.direct is not None:
             outputs = entry.direct(*args)
             if outputs is not None:
-                self._direct = entry.direct
+                self._direct = entry
                 return outputs
         return self._bound_call(entry, args, layouts)
 
@@ -223,6 +223,4 @@ class CompiledPartition(torch.nn.Module):
     def _store(self, key, entry) -> None:
         self.specializations[key] = entry
         while len(self.specializations) > self.options.max_specializations:
-            _, evicted = self.specializations.popitem(last=False)
-            if evicted is not _EAGER and evicted.direct is self._direct:
-                self._direct = None
+            self.specializations.popitem(last=False)
