@@ -46,15 +46,15 @@ def _describe(args) -> tuple[tuple, list]:
     device and how it is bound: as it is (row-major), through a layout (input_layout.py), or copied."""
     key, layouts = [], []
     for value in args:
+        layout = None
         if isinstance(value, torch.Tensor):
             contiguous = value.is_contiguous()
-            layout = None if contiguous else input_layout(value)
+            if not contiguous:
+                layout = input_layout(value)
             key.append((tuple(value.shape), value.dtype, value.device, _AS_IT_IS if contiguous else layout))
         elif isinstance(value, (int, float, bool)):
-            layout = None
             key.append(value)
         else:
-            layout = None
             key.append(type(value).__name__)
         layouts.append(layout)
     return tuple(key), layouts
