@@ -1,6 +1,5 @@
 #include "host_execution/stream_launch.h"
 
-#include <ATen/Parallel.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "core/check.h"
+#include "host_execution/one_host_thread.h"
 #include "profiler/device_activity.h"
 
 namespace axon {
@@ -26,11 +26,6 @@ axon_status failure_status(const c10::Error& error) {
   if (dynamic_cast<const c10::LinAlgError*>(&error)) return AXON_ERROR_TASK_NUMERICAL;
   return AXON_ERROR_TASK_FAILED;
 }
-
-// OpenMP's per-thread team size: the worker's own (omp.h is not among
-// PyTorch's headers; libgomp is loaded with it).
-extern "C" int omp_get_max_threads(void);
-extern "C" void omp_set_num_threads(int threads);
 
 struct KernelLaunch {
   const char* kernel_name;  // owned_name's, or a name that outlives the launch
@@ -69,31 +64,13 @@ void destroy_finished_launches() {
 // docs/torch_compile.md has the measurements).
 constexpr std::size_t kSerialBelowBytes = std::size_t{1} << 20;
 
-// Runs `body` with OpenMP limited to the calling thread, restoring the
-// thread's team size after. (MKL follows OpenMP's setting unless the user set
-// its own thread count with torch.set_num_threads: then its products keep two
-// threads, which costs time, not correctness.)
-void run_serially(const std::function<void()>& body) {
-  // ATen sets a thread's team size on its first parallel call; done here
-  // first, that setting is the one restored below rather than overriding ours.
-  at::get_num_threads();
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  try {
-    body();
-  } catch (...) {
-    omp_set_num_threads(threads);
-    throw;
-  }
-  omp_set_num_threads(threads);
-}
-
 axon_status run_kernel(void* user_data, char* message) {
   auto* launch = static_cast<KernelLaunch*>(user_data);
   try {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     if (launch->serial) {
-      run_serially(launch->body);
+      const OneHostThreadScope one_thread;
+      launch->body();
     } else {
       launch->body();
     }

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "host_execution/one_host_thread.h"
 #include "ops/argument_tensors.h"
 #include "ops/native_meta_kernels.h"
 
@@ -514,6 +515,9 @@ std::atomic<int64_t> reference_run_count{0};
 void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
                         MetaOutcome& outcome, bool& varied) {
   reference_run_count.fetch_add(1, std::memory_order_relaxed);
+  // On the calling thread alone: a team of OpenMP helpers started here would
+  // slow every parallel kernel of the device's worker (one_host_thread.h).
+  const OneHostThreadScope one_thread;
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
   // Varied values first (they let check_out_variant compare results), then
