@@ -4,11 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 
 #include "axon/status.h"
+#include "item_ring.h"
 #include "queue_item.h"
 
 namespace axon::common {
@@ -29,7 +29,7 @@ struct axon_stream_object {
   int priority = 0;
   int number = 0;  // per-device, for messages; the default stream is 0
   bool is_default = false;
-  std::deque<axon::common::QueueItem> queue;
+  axon::common::ItemRing<axon::common::QueueItem> queue;
   std::uint64_t submitted = 0;
   std::uint64_t completed = 0;
   std::optional<axon::common::PendingError> pending_error;
