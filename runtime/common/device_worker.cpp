@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <limits>
 
 #include "driver_error.h"
 #include "scheduler.h"
@@ -132,7 +133,10 @@ void Scheduler::run_worker(int device) {
       }
     }
     ++stream->completed;
-    if (waiting_hosts_ > 0) host_wakeup_.notify_all();
+    if (waiting_hosts_ > 0 && (hosts_waiting_on_anything_ > 0 || stream->completed >= stream->host_wake_ticket)) {
+      stream->host_wake_ticket = std::numeric_limits<std::uint64_t>::max();  // waiters still short re-register
+      host_wakeup_.notify_all();
+    }
   }
 }
 

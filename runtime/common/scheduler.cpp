@@ -156,18 +156,11 @@ void Scheduler::shutdown() {
 void Scheduler::synchronize_device(int device) {
   Lock lock(mutex_);
   // Wait for the work queued so far, not for work other threads keep adding.
-  std::vector<std::pair<axon_stream_object*, uint64_t>> targets;
+  std::vector<StreamTicket> targets;
   for (axon_stream_object* stream : streams_of(device)) {
     targets.emplace_back(stream, stream->submitted);
   }
-  wait_until(lock, [&] {
-    for (const auto& [stream, ticket] : targets) {
-      const auto& live = streams_of(device);
-      if (std::find(live.begin(), live.end(), stream) == live.end()) continue;  // destroyed
-      if (stream->completed < ticket) return false;
-    }
-    return true;
-  });
+  wait_for_tickets(lock, targets);
   // Report the earliest failure of the device and clear all of them.
   std::optional<PendingError> earliest = std::move(orphaned_error(device));
   orphaned_error(device).reset();
@@ -183,6 +176,22 @@ void Scheduler::synchronize_device(int device) {
   }
 }
 
+void Scheduler::wait_for_tickets(Lock& lock, const std::vector<StreamTicket>& targets) {
+  refuse_waiting_on_worker_thread();
+  ++waiting_hosts_;
+  for (;;) {
+    bool reached = true;
+    for (const auto& [stream, ticket] : targets) {
+      if (!is_live_stream(stream) || stream->completed >= ticket) continue;  // destroyed streams were drained first
+      reached = false;
+      stream->host_wake_ticket = std::min(stream->host_wake_ticket, ticket);
+    }
+    if (reached) break;
+    host_wakeup_.wait(lock);
+  }
+  --waiting_hosts_;
+}
+
 bool Scheduler::wait_until_idle_for(std::chrono::milliseconds timeout) {
   Lock lock(mutex_);
   auto idle = [&] {
@@ -194,7 +203,9 @@ bool Scheduler::wait_until_idle_for(std::chrono::milliseconds timeout) {
     return true;
   };
   ++waiting_hosts_;
+  ++hosts_waiting_on_anything_;
   const bool drained = host_wakeup_.wait_for(lock, timeout, idle);
+  --hosts_waiting_on_anything_;
   --waiting_hosts_;
   return drained;
 }

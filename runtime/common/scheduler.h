@@ -23,6 +23,7 @@
 #include <string>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "activity_log.h"
@@ -74,15 +75,29 @@ class Scheduler {
   // after shutdown began.
   std::uint64_t submit(axon_stream_object* stream, QueueItem item);
 
-  // Blocks (releasing the lock) until `ready()` holds. Refused on a device
-  // worker thread, where waiting would deadlock the device.
+  // Blocks (releasing the lock) until `ready()` holds, checking it each time
+  // any item of any device completes. Refused on a device worker thread,
+  // where waiting would deadlock the device.
   template <typename Predicate>
   void wait_until(Lock& lock, Predicate ready) {
     refuse_waiting_on_worker_thread();
     ++waiting_hosts_;
+    ++hosts_waiting_on_anything_;
     host_wakeup_.wait(lock, ready);
+    --hosts_waiting_on_anything_;
     --waiting_hosts_;
   }
+
+  // A stream and the ticket (see submit) a host waits for on it.
+  using StreamTicket = std::pair<axon_stream_object*, std::uint64_t>;
+
+  // Blocks (releasing the lock) until every stream of `targets` has finished
+  // the item of its ticket or is destroyed. Woken only when one of those
+  // items finishes, not by every completion: a host waiting for a long queue
+  // of small kernels would otherwise be woken (a futex wake and a context
+  // switch, on a core the worker needs) once per kernel. Refused on a device
+  // worker thread.
+  void wait_for_tickets(Lock& lock, const std::vector<StreamTicket>& targets);
 
   // axon_device_synchronize: waits (taking the lock) for the work queued so
   // far on every stream of `device`, then throws the device's earliest
@@ -130,6 +145,7 @@ class Scheduler {
   std::mutex mutex_;
   std::condition_variable host_wakeup_;
   int waiting_hosts_ = 0;
+  int hosts_waiting_on_anything_ = 0;  // in wait_until: woken by every completion
   bool stopping_ = false;
   std::uint64_t next_failure_order_ = 0;
   std::vector<std::unique_ptr<DeviceWorker>> devices_;

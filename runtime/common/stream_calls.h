@@ -144,7 +144,7 @@ struct StreamCalls {
       auto lock = scheduler.lock();
       axon_stream_object* target = scheduler.find_stream(stream);
       const std::uint64_t ticket = target->submitted;
-      scheduler.wait_until(lock, [&] { return !scheduler.is_live_stream(target) || target->completed >= ticket; });
+      scheduler.wait_for_tickets(lock, {{target, ticket}});
       if (scheduler.is_live_stream(target)) stream_call_helpers::throw_pending_error(target);
       return AXON_SUCCESS;
     });

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -32,5 +33,8 @@ struct axon_stream_object {
   axon::common::ItemRing<axon::common::QueueItem> queue;
   std::uint64_t submitted = 0;
   std::uint64_t completed = 0;
+  // The smallest ticket a host in Scheduler::wait_for_tickets waits for on
+  // this stream; the worker wakes hosts when `completed` reaches it.
+  std::uint64_t host_wake_ticket = std::numeric_limits<std::uint64_t>::max();
   std::optional<axon::common::PendingError> pending_error;
 };

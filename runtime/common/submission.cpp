@@ -21,10 +21,8 @@ void submit_work(Scheduler& scheduler, bool launch_blocking, axon_stream stream_
   axon_stream_object* stream = scheduler.find_stream(stream_handle);
   const std::uint64_t ticket = scheduler.submit(stream, std::move(item));
   if (!wait) return;
-  scheduler.wait_until(lock, [&] {
-    // A stream destroyed meanwhile (a caller bug) was drained before it went.
-    return !scheduler.is_live_stream(stream) || stream->completed >= ticket;
-  });
+  // A stream destroyed meanwhile (a caller bug) was drained before it went.
+  scheduler.wait_for_tickets(lock, {{stream, ticket}});
   if (outcome && outcome->status != AXON_SUCCESS) {
     const axon_status status = axon_status_is_task_failure(outcome->status) ? outcome->status : AXON_ERROR_TASK_FAILED;
     throw DriverError(status, outcome->message.empty() ? std::string("a task failed (detail lost)") : outcome->message);

@@ -1,6 +1,8 @@
 // Streams: lifetime, properties, asynchrony and in-order execution.
 
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -8,6 +10,26 @@
 
 using axon_test::Gate;
 using axon_test::ScopedStream;
+
+namespace {
+
+// Times the calling thread has gone to sleep so far (Linux's count of its voluntary context switches).
+long voluntary_context_switches_of_this_thread() {
+  std::ifstream status("/proc/thread-self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
+  }
+  return -1;
+}
+
+void busy_wait(std::chrono::microseconds duration) {
+  const auto end = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+}  // namespace
 
 TEST(Stream, CreateReportsDeviceAndClampedPriority) {
   int least = 0;
@@ -139,4 +161,33 @@ TEST(Stream, SynchronizeWaitsOnlyForWorkQueuedBeforeIt) {
   ASSERT_AXON_OK(axon_stream_synchronize(stream));
   EXPECT_EQ(finished.load(), 20);
   EXPECT_AXON_OK(axon_stream_query(stream));
+}
+
+// A host waiting for a long queue is woken when its work is done, not once
+// per finished item: each needless wake is a system call on the worker and a
+// context switch for the host, on cores the device's work needs.
+TEST(Stream, SynchronizingHostsAreNotWokenByEachFinishedItem) {
+  ScopedStream stream(0);
+  constexpr int kItems = 300;
+  std::atomic<int> finished{0};
+  const auto queue_items = [&] {
+    for (int i = 0; i < kItems; ++i) {
+      ASSERT_AXON_OK(axon_test::launch(stream, [&] {
+        busy_wait(std::chrono::microseconds(50));
+        ++finished;
+      }));
+    }
+  };
+  queue_items();
+  long before = voluntary_context_switches_of_this_thread();
+  ASSERT_GE(before, 0) << "/proc/thread-self/status has no voluntary_ctxt_switches";
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));
+  EXPECT_EQ(finished.load(), kItems);
+  EXPECT_LT(voluntary_context_switches_of_this_thread() - before, kItems / 10) << "axon_stream_synchronize";
+
+  queue_items();
+  before = voluntary_context_switches_of_this_thread();
+  ASSERT_AXON_OK(axon_device_synchronize(0));
+  EXPECT_EQ(finished.load(), 2 * kItems);
+  EXPECT_LT(voluntary_context_switches_of_this_thread() - before, kItems / 10) << "axon_device_synchronize";
 }
