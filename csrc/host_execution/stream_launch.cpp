@@ -56,12 +56,14 @@ void destroy_finished_launches() {
 }
 
 // A kernel touching fewer bytes than this runs on the worker's thread alone.
-// Why: the worker owns a second OpenMP team besides the Python thread's, so
-// libgomp manages more threads than there are cores and cuts its spin-wait
-// short; every parallel region of the worker then wakes its helpers from
-// sleep, tens of microseconds, more than a small kernel's whole run (a 1×256
-// by 256×768 product: 48 µs with two threads, 10 µs with one;
-// docs/torch_compile.md has the measurements).
+// Why: a second thread costs more than it gives on small kernels. Where the
+// user's own thread also has an OpenMP team, libgomp manages more threads than
+// there are cores and cuts its spin-wait short, so every parallel region of the
+// worker wakes its helpers from sleep, tens of microseconds, more than a small
+// kernel's whole run (a 1×256 by 256×768 product: 48 µs with two threads, 10 µs
+// with one; docs/torch_compile.md). Even with spinning helpers, MKL's
+// two-thread matrix-vector products are slower at these sizes: a 256 KiB bound
+// made a decode loop four times slower (docs/benchmarks.md, 2026-12-04).
 constexpr std::size_t kSerialBelowBytes = std::size_t{1} << 20;
 
 axon_status run_kernel(void* user_data, char* message) {
