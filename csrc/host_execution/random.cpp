@@ -69,8 +69,9 @@ void for_each_pair_draw(uint64_t seed, uint64_t first_block, int64_t numel, cons
 
 // Writes the pair of standard normal values that Box-Muller makes from two
 // 32-bit draws, scaled, into data[i] and (when inside the tensor) data[i + 1].
-// Computed in float for float and narrower dtypes (a third of double's cost
-// with the same libm), in double for double.
+// Computed in float for float and narrower dtypes, in double for double. (One
+// transform per two values, in float: 11 ns per value on the host where it was
+// measured, against 28 ns for a double transform per value.)
 template <typename scalar_t>
 void write_normal_pair(scalar_t* data, int64_t i, int64_t numel, uint32_t first, uint32_t second, double mean,
                        double std) {
