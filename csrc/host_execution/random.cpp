@@ -17,6 +17,7 @@
 #include <ATen/ops/mul.h>
 #include <ATen/ops/view_as_real.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -24,6 +25,7 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/philox_normal.h"
 #include "host_execution/stream_launch.h"
 
 namespace axon {
@@ -67,25 +69,43 @@ void for_each_pair_draw(uint64_t seed, uint64_t first_block, int64_t numel, cons
   });
 }
 
-// Writes the pair of standard normal values that Box-Muller makes from two
-// 32-bit draws, scaled, into data[i] and (when inside the tensor) data[i + 1].
-// Computed in float for float and narrower dtypes, in double for double. (One
-// transform per two values, in float: 11 ns per value on the host where it was
-// measured, against 28 ns for a double transform per value.)
-template <typename scalar_t>
-void write_normal_pair(scalar_t* data, int64_t i, int64_t numel, uint32_t first, uint32_t second, double mean,
+// Writes the pair of standard normal values that Box-Muller makes in double
+// from two 32-bit draws, scaled, into data[i] and (when inside the tensor)
+// data[i + 1]. Narrower dtypes take fill_normal_in_float instead.
+void write_normal_pair(double* data, int64_t i, int64_t numel, uint32_t first, uint32_t second, double mean,
                        double std) {
-  using math_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
-  constexpr math_t kScale = static_cast<math_t>(1.0 / 4294967296.0);
+  constexpr double kScale = 1.0 / 4294967296.0;
   // u1 in (0, 1] keeps the logarithm finite.
-  const math_t u1 = (static_cast<math_t>(first) + static_cast<math_t>(1)) * kScale;
-  const math_t u2 = static_cast<math_t>(second) * kScale;
-  const math_t radius = std::sqrt(static_cast<math_t>(-2) * std::log(u1));
-  const math_t angle = static_cast<math_t>(kTwoPi) * u2;
-  const auto m = static_cast<math_t>(mean);
-  const auto s = static_cast<math_t>(std);
-  data[i] = static_cast<scalar_t>(m + s * radius * std::cos(angle));
-  if (i + 1 < numel) data[i + 1] = static_cast<scalar_t>(m + s * radius * std::sin(angle));
+  const double u1 = (static_cast<double>(first) + 1.0) * kScale;
+  const double u2 = static_cast<double>(second) * kScale;
+  const double radius = std::sqrt(-2.0 * std::log(u1));
+  const double angle = kTwoPi * u2;
+  data[i] = mean + std * radius * std::cos(angle);
+  if (i + 1 < numel) data[i + 1] = mean + std * radius * std::sin(angle);
+}
+
+// normal_ for float and narrower dtypes: the same pairs (elements 2k and
+// 2k + 1 from block first_block + k), computed in float a batch of blocks at
+// a time (philox_normal.h).
+template <typename scalar_t>
+void fill_normal_in_float(scalar_t* data, int64_t numel, uint64_t seed, uint64_t first_block, double mean, double std) {
+  const auto m = static_cast<float>(mean);
+  const auto s = static_cast<float>(std);
+  constexpr int64_t kGrain = 1 << 14;
+  at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
+    begin -= begin % 2;  // a chunk that starts inside a pair makes the whole pair, as its neighbour does
+    constexpr int64_t kPairsPerStep = 64;
+    float cos_part[kPairsPerStep];
+    float sin_part[kPairsPerStep];
+    for (int64_t i = begin; i < end; i += 2 * kPairsPerStep) {
+      const int64_t pairs = std::min(kPairsPerStep, (end - i + 1) / 2);
+      standard_normal_pairs(seed, first_block + static_cast<uint64_t>(i) / 2, pairs, cos_part, sin_part);
+      for (int64_t k = 0; k < pairs; ++k) {
+        data[i + 2 * k] = static_cast<scalar_t>(m + s * cos_part[k]);
+        if (i + 2 * k + 1 < numel) data[i + 2 * k + 1] = static_cast<scalar_t>(m + s * sin_part[k]);
+      }
+    }
+  });
 }
 
 double unit_interval(uint64_t bits) {  // [0, 1)
@@ -153,13 +173,17 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
               self.scalar_type());
   const auto [seed, first] = reserve(self, generator);
   launch_fill(self, "aten::normal_", [seed = seed, first = first, mean, std](const at::Tensor& out) {
-    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "axon_normal_", [&] {
-      scalar_t* data = out.data_ptr<scalar_t>();
-      const int64_t numel = out.numel();
+    const int64_t numel = out.numel();
+    if (out.scalar_type() == at::kDouble) {
+      double* data = out.data_ptr<double>();
       for_each_pair_draw(seed, first, numel, [&](int64_t i, uint32_t first_bits, uint32_t second_bits) {
         write_normal_pair(data, i, numel, first_bits, second_bits, mean, std);
       });
-    });
+      return;
+    }
+    AT_DISPATCH_V2(out.scalar_type(), "axon_normal_",
+                   AT_WRAP([&] { fill_normal_in_float(out.data_ptr<scalar_t>(), numel, seed, first, mean, std); }),
+                   at::kFloat, at::kHalf, at::kBFloat16);
   });
   return self;
 }

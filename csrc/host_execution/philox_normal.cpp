@@ -1,0 +1,137 @@
+#include "host_execution/philox_normal.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace axon {
+namespace {
+
+// Blocks per batch: the arrays below stay in registers or L1, and every loop
+// over them is a few vector instructions wide.
+constexpr int kBatch = 16;
+
+// Philox4x32-10's multipliers and key increments (Salmon et al., SC'11; the
+// same constants as ATen's PhiloxRNGEngine.h).
+constexpr uint32_t kMultiplier0 = 0xD2511F53;
+constexpr uint32_t kMultiplier1 = 0xCD9E8D57;
+constexpr uint32_t kKeyStep0 = 0x9E3779B9;
+constexpr uint32_t kKeyStep1 = 0xBB67AE85;
+constexpr int kRounds = 10;
+
+// Lanes 0 and 1 of blocks first_block .. first_block + kBatch - 1. The rounds
+// are at::Philox4_32's, written over arrays so that they vectorize.
+inline void philox_first_lanes(uint32_t key0, uint32_t key1, uint64_t first_block, uint32_t* lane0, uint32_t* lane1) {
+  for (int j = 0; j < kBatch; ++j) {  // one vector lane per block
+    const uint64_t block = first_block + static_cast<uint64_t>(j);
+    uint32_t c0 = static_cast<uint32_t>(block);
+    uint32_t c1 = static_cast<uint32_t>(block >> 32);
+    uint32_t c2 = 0;  // subsequence 0
+    uint32_t c3 = 0;
+    uint32_t k0 = key0;
+    uint32_t k1 = key1;
+#pragma GCC unroll 10
+    for (int round = 0; round < kRounds; ++round) {
+      const uint64_t product0 = static_cast<uint64_t>(kMultiplier0) * c0;
+      const uint64_t product1 = static_cast<uint64_t>(kMultiplier1) * c2;
+      c0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;
+      c2 = static_cast<uint32_t>(product0 >> 32) ^ c3 ^ k1;
+      c1 = static_cast<uint32_t>(product1);
+      c3 = static_cast<uint32_t>(product0);
+      k0 += kKeyStep0;
+      k1 += kKeyStep1;
+    }
+    lane0[j] = c0;
+    lane1[j] = c1;
+  }
+}
+
+// ln(x) for a positive normal float. x = 2^e * m with m in [sqrt(1/2),
+// sqrt(2)); ln(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.172, whose
+// odd series to s^9 is exact to float precision (the next term is below
+// 1e-9). 0x3f3504f3 is sqrt(1/2)'s bit pattern: subtracting it moves the
+// exponent's boundary from 1 to sqrt(1/2).
+inline float log_positive(float x) {
+  const auto bits = std::bit_cast<uint32_t>(x);
+  const int32_t exponent = static_cast<int32_t>(bits - 0x3f3504f3u) >> 23;
+  const auto m = std::bit_cast<float>(bits - (static_cast<uint32_t>(exponent) << 23));
+  const float s = (m - 1.0f) / (m + 1.0f);
+  const float s2 = s * s;
+  float series = 1.0f / 9.0f;
+  series = series * s2 + 1.0f / 7.0f;
+  series = series * s2 + 1.0f / 5.0f;
+  series = series * s2 + 1.0f / 3.0f;
+  series = series * s2 + 1.0f;
+  // ln 2 split so that exponent * kLn2High is exact.
+  constexpr float kLn2High = 0.693145751953125f;
+  constexpr float kLn2Low = 1.4286068202862268e-06f;
+  const auto e = static_cast<float>(exponent);
+  return e * kLn2High + (e * kLn2Low + 2.0f * s * series);
+}
+
+// float(x), rounded once as the conversion rounds, from two exact signed
+// conversions (AVX2 has no unsigned one, and the loop would not vectorize).
+inline float to_float(uint32_t x) {
+  return static_cast<float>(static_cast<int32_t>(x >> 16)) * 65536.0f +
+         static_cast<float>(static_cast<int32_t>(x & 0xffffu));
+}
+
+inline void normal_batch(uint32_t key0, uint32_t key1, uint64_t first_block, float* cos_part, float* sin_part) {
+  uint32_t lane0[kBatch], lane1[kBatch];
+  philox_first_lanes(key0, key1, first_block, lane0, lane1);
+  constexpr float kTwoToMinus32 = 1.0f / 4294967296.0f;
+  for (int j = 0; j < kBatch; ++j) {
+    // u1 in (0, 1] keeps the logarithm finite.
+    const float u1 = (to_float(lane0[j]) + 1.0f) * kTwoToMinus32;
+    const float radius = std::sqrt(-2.0f * log_positive(u1));
+    // cos and sin of 2 pi u2: u2 in quarter turns rounded to the nearest, q,
+    // leaves an angle a in [-pi/4, pi/4], where the Taylor series below are
+    // exact to float precision; q mod 4 then rotates (cos a, sin a).
+    const float quarters = 4.0f * (to_float(lane1[j]) * kTwoToMinus32);
+    const int quadrant_number = static_cast<int>(quarters + 0.5f);  // quarters >= 0: truncation rounds down
+    const auto nearest = static_cast<float>(quadrant_number);
+    const float a = (quarters - nearest) * 1.57079632679489661923f;
+    const float a2 = a * a;
+    float sin_a = -1.0f / 39916800.0f;
+    sin_a = sin_a * a2 + 1.0f / 362880.0f;
+    sin_a = sin_a * a2 - 1.0f / 5040.0f;
+    sin_a = sin_a * a2 + 1.0f / 120.0f;
+    sin_a = sin_a * a2 - 1.0f / 6.0f;
+    sin_a = (sin_a * a2) * a + a;
+    float cos_a = 1.0f / 479001600.0f;
+    cos_a = cos_a * a2 - 1.0f / 3628800.0f;
+    cos_a = cos_a * a2 + 1.0f / 40320.0f;
+    cos_a = cos_a * a2 - 1.0f / 720.0f;
+    cos_a = cos_a * a2 + 1.0f / 24.0f;
+    cos_a = cos_a * a2 - 0.5f;
+    cos_a = cos_a * a2 + 1.0f;
+    // Quadrant q: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c) for q = 0..3.
+    const int quadrant = quadrant_number & 3;
+    const float c = (quadrant & 1) ? sin_a : cos_a;
+    const float s = (quadrant & 1) ? cos_a : sin_a;
+    cos_part[j] = radius * (((quadrant + 1) & 2) ? -c : c);
+    sin_part[j] = radius * ((quadrant & 2) ? -s : s);
+  }
+}
+
+}  // namespace
+
+// One copy per instruction set, picked when the library loads: the extension
+// is built for baseline x86-64, where these loops run four floats wide.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+void standard_normal_pairs(uint64_t seed, uint64_t first_block, int64_t count, float* cos_part, float* sin_part) {
+  const auto key0 = static_cast<uint32_t>(seed);
+  const auto key1 = static_cast<uint32_t>(seed >> 32);
+  float batch_cos[kBatch], batch_sin[kBatch];
+  for (int64_t done = 0; done < count; done += kBatch) {
+    normal_batch(key0, key1, first_block + static_cast<uint64_t>(done), batch_cos, batch_sin);
+    const int64_t n = std::min<int64_t>(kBatch, count - done);
+    std::memcpy(cos_part + done, batch_cos, static_cast<size_t>(n) * sizeof(float));
+    std::memcpy(sin_part + done, batch_sin, static_cast<size_t>(n) * sizeof(float));
+  }
+}
+
+}  // namespace axon
