@@ -95,8 +95,8 @@ def test_distributions_are_sane():
     assert half.dtype == torch.bfloat16 and torch.isfinite(half.float()).all()
 
 
-def _philox_first_lanes(seed: int, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lanes 0 and 1 of Philox4x32-10 blocks (subsequence 0), written independently of the C++ kernels."""
+def _philox_lanes(seed: int, blocks: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The four lanes of Philox4x32-10 blocks (subsequence 0), written independently of the C++ kernels."""
     mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
     c0, c1 = blocks & mask, blocks >> shift
     c2, c3 = np.zeros_like(blocks), np.zeros_like(blocks)
@@ -106,7 +106,7 @@ def _philox_first_lanes(seed: int, blocks: np.ndarray) -> tuple[np.ndarray, np.n
         c0, c2 = (p1 >> shift) ^ c1 ^ np.uint64(k0), (p0 >> shift) ^ c3 ^ np.uint64(k1)
         c1, c3 = p1 & mask, p0 & mask
         k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
-    return c0, c1
+    return c0, c1, c2, c3
 
 
 @pytest.mark.parametrize("numel", [1, 31, 40_001, 40_002])
@@ -117,7 +117,7 @@ def test_float_normal_is_box_muller_of_the_philox_stream(numel, seed):
     # across two threads inside a pair.
     torch.axon.manual_seed(seed)
     got = torch.randn(numel, device="axon").cpu().double().numpy()
-    first, second = _philox_first_lanes(seed, np.arange((numel + 1) // 2, dtype=np.uint64))
+    first, second, _, _ = _philox_lanes(seed, np.arange((numel + 1) // 2, dtype=np.uint64))
     scale = np.float32(2.0**-32)
     u1 = ((first.astype(np.float32) + np.float32(1)) * scale).astype(np.float64)
     u2 = (second.astype(np.float32) * scale).astype(np.float64)
@@ -128,6 +128,20 @@ def test_float_normal_is_box_muller_of_the_philox_stream(numel, seed):
     expected = expected[:numel]
     ulp = np.spacing(np.abs(expected).astype(np.float32)).astype(np.float64)
     assert (np.abs(got - expected) <= 8 * ulp + 1e-12).all()
+
+
+@pytest.mark.parametrize("numel", [1, 31, 40_001, 40_002])
+def test_uniform_is_the_philox_stream(numel):
+    # Element i takes 64 bits from block i // 2: lanes 0 (high half) and 1 for even i, lanes 2 and 3 for odd i; its
+    # top 53 bits make a double in [0, 1).
+    torch.axon.manual_seed(99)
+    got = torch.rand(numel, dtype=torch.float64, device="axon").cpu().numpy()
+    lanes = _philox_lanes(99, np.arange((numel + 1) // 2, dtype=np.uint64))
+    bits = np.empty(2 * len(lanes[0]), dtype=np.uint64)
+    bits[0::2] = (lanes[0] << np.uint64(32)) | lanes[1]
+    bits[1::2] = (lanes[2] << np.uint64(32)) | lanes[3]
+    expected = (bits[:numel] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    assert np.array_equal(got, expected)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

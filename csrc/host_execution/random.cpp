@@ -25,7 +25,7 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
-#include "host_execution/philox_normal.h"
+#include "host_execution/philox_batches.h"
 #include "host_execution/stream_launch.h"
 
 namespace axon {
@@ -35,17 +35,26 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 uint64_t blocks_for(int64_t numel) { return static_cast<uint64_t>((numel + 1) / 2); }
 
+// Blocks each step of the loops below draws at once (philox_blocks).
+constexpr int64_t kBlocksPerStep = 64;
+
 // Calls draw(index, bits) for every element with its 64 random bits.
 template <typename Draw>
 void for_each_draw(uint64_t seed, uint64_t first_block, int64_t numel, const Draw& draw) {
   constexpr int64_t kGrain = 1 << 14;  // even, so chunks start on a block
   at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
     begin -= begin % 2;
-    at::Philox4_32 engine(seed, 0, first_block + static_cast<uint64_t>(begin) / 2);
-    for (int64_t i = begin; i < end; ++i) {
-      const uint64_t high = engine();
-      const uint64_t low = engine();
-      draw(i, (high << 32) | low);
+    uint32_t lanes[4][kBlocksPerStep];
+    uint32_t* const lane_pointers[4] = {lanes[0], lanes[1], lanes[2], lanes[3]};
+    for (int64_t i = begin; i < end; i += 2 * kBlocksPerStep) {
+      const int64_t blocks = std::min(kBlocksPerStep, (end - i + 1) / 2);
+      philox_blocks(seed, first_block + static_cast<uint64_t>(i) / 2, blocks, lane_pointers);
+      // Even elements take lanes 0 (high half) and 1, odd ones lanes 2 and 3.
+      for (int64_t block = 0; block < blocks; ++block) {
+        const int64_t element = i + 2 * block;
+        draw(element, (static_cast<uint64_t>(lanes[0][block]) << 32) | lanes[1][block]);
+        if (element + 1 < end) draw(element + 1, (static_cast<uint64_t>(lanes[2][block]) << 32) | lanes[3][block]);
+      }
     }
   });
 }
@@ -57,14 +66,13 @@ template <typename DrawPair>
 void for_each_pair_draw(uint64_t seed, uint64_t first_block, int64_t numel, const DrawPair& draw_pair) {
   constexpr int64_t kGrain = 1 << 14;
   at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
-    begin -= begin % 2;  // a chunk that starts inside a pair makes the whole pair, as its neighbour does
-    at::Philox4_32 engine(seed, 0, first_block + static_cast<uint64_t>(begin) / 2);
-    for (int64_t i = begin; i < end; i += 2) {
-      const uint32_t first = engine();
-      const uint32_t second = engine();
-      engine();  // lanes 2 and 3 of the block stay unused
-      engine();
-      draw_pair(i, first, second);
+    begin -= begin % 2;                 // a chunk that starts inside a pair makes the whole pair, as its neighbour does
+    uint32_t lanes[4][kBlocksPerStep];  // lanes 2 and 3 stay unused
+    uint32_t* const lane_pointers[4] = {lanes[0], lanes[1], lanes[2], lanes[3]};
+    for (int64_t i = begin; i < end; i += 2 * kBlocksPerStep) {
+      const int64_t blocks = std::min(kBlocksPerStep, (end - i + 1) / 2);
+      philox_blocks(seed, first_block + static_cast<uint64_t>(i) / 2, blocks, lane_pointers);
+      for (int64_t block = 0; block < blocks; ++block) draw_pair(i + 2 * block, lanes[0][block], lanes[1][block]);
     }
   });
 }
@@ -94,11 +102,10 @@ void fill_normal_in_float(scalar_t* data, int64_t numel, uint64_t seed, uint64_t
   constexpr int64_t kGrain = 1 << 14;
   at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
     begin -= begin % 2;  // a chunk that starts inside a pair makes the whole pair, as its neighbour does
-    constexpr int64_t kPairsPerStep = 64;
-    float cos_part[kPairsPerStep];
-    float sin_part[kPairsPerStep];
-    for (int64_t i = begin; i < end; i += 2 * kPairsPerStep) {
-      const int64_t pairs = std::min(kPairsPerStep, (end - i + 1) / 2);
+    float cos_part[kBlocksPerStep];
+    float sin_part[kBlocksPerStep];
+    for (int64_t i = begin; i < end; i += 2 * kBlocksPerStep) {
+      const int64_t pairs = std::min(kBlocksPerStep, (end - i + 1) / 2);
       standard_normal_pairs(seed, first_block + static_cast<uint64_t>(i) / 2, pairs, cos_part, sin_part);
       for (int64_t k = 0; k < pairs; ++k) {
         data[i + 2 * k] = static_cast<scalar_t>(m + s * cos_part[k]);

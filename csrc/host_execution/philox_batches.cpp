@@ -1,4 +1,4 @@
-#include "host_execution/philox_normal.h"
+#include "host_execution/philox_batches.h"
 
 #include <algorithm>
 #include <bit>
@@ -20,10 +20,11 @@ constexpr uint32_t kKeyStep0 = 0x9E3779B9;
 constexpr uint32_t kKeyStep1 = 0xBB67AE85;
 constexpr int kRounds = 10;
 
-// Lanes 0 and 1 of blocks first_block .. first_block + kBatch - 1. The rounds
-// are at::Philox4_32's, written over arrays so that they vectorize.
-inline void philox_first_lanes(uint32_t key0, uint32_t key1, uint64_t first_block, uint32_t* lane0, uint32_t* lane1) {
-  for (int j = 0; j < kBatch; ++j) {  // one vector lane per block
+// The four lanes of blocks first_block .. first_block + kBatch - 1:
+// lanes[l][j] is lane l of block first_block + j. The rounds are
+// at::Philox4_32's, written one block per vector lane.
+inline void philox_batch(uint32_t key0, uint32_t key1, uint64_t first_block, uint32_t (&lanes)[4][kBatch]) {
+  for (int j = 0; j < kBatch; ++j) {
     const uint64_t block = first_block + static_cast<uint64_t>(j);
     uint32_t c0 = static_cast<uint32_t>(block);
     uint32_t c1 = static_cast<uint32_t>(block >> 32);
@@ -42,8 +43,10 @@ inline void philox_first_lanes(uint32_t key0, uint32_t key1, uint64_t first_bloc
       k0 += kKeyStep0;
       k1 += kKeyStep1;
     }
-    lane0[j] = c0;
-    lane1[j] = c1;
+    lanes[0][j] = c0;
+    lanes[1][j] = c1;
+    lanes[2][j] = c2;
+    lanes[3][j] = c3;
   }
 }
 
@@ -78,8 +81,10 @@ inline float to_float(uint32_t x) {
 }
 
 inline void normal_batch(uint32_t key0, uint32_t key1, uint64_t first_block, float* cos_part, float* sin_part) {
-  uint32_t lane0[kBatch], lane1[kBatch];
-  philox_first_lanes(key0, key1, first_block, lane0, lane1);
+  uint32_t lanes[4][kBatch];
+  philox_batch(key0, key1, first_block, lanes);
+  const uint32_t* lane0 = lanes[0];
+  const uint32_t* lane1 = lanes[1];
   constexpr float kTwoToMinus32 = 1.0f / 4294967296.0f;
   for (int j = 0; j < kBatch; ++j) {
     // u1 in (0, 1] keeps the logarithm finite.
@@ -117,11 +122,27 @@ inline void normal_batch(uint32_t key0, uint32_t key1, uint64_t first_block, flo
 
 }  // namespace
 
-// One copy per instruction set, picked when the library loads: the extension
-// is built for baseline x86-64, where these loops run four floats wide.
+// One copy of each function below per instruction set, picked when the
+// library loads: the extension is built for baseline x86-64, where these
+// loops run four lanes wide at most (and Philox's 64-bit products not at all).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define AXON_PER_INSTRUCTION_SET __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define AXON_PER_INSTRUCTION_SET
 #endif
+
+AXON_PER_INSTRUCTION_SET
+void philox_blocks(uint64_t seed, uint64_t first_block, int64_t count, uint32_t* const lanes[4]) {
+  uint32_t batch[4][kBatch];
+  for (int64_t done = 0; done < count; done += kBatch) {
+    philox_batch(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                 first_block + static_cast<uint64_t>(done), batch);
+    const auto n = static_cast<size_t>(std::min<int64_t>(kBatch, count - done));
+    for (int lane = 0; lane < 4; ++lane) std::memcpy(lanes[lane] + done, batch[lane], n * sizeof(uint32_t));
+  }
+}
+
+AXON_PER_INSTRUCTION_SET
 void standard_normal_pairs(uint64_t seed, uint64_t first_block, int64_t count, float* cos_part, float* sin_part) {
   const auto key0 = static_cast<uint32_t>(seed);
   const auto key1 = static_cast<uint32_t>(seed >> 32);
