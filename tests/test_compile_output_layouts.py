@@ -80,5 +80,7 @@ def test_an_eager_kernel_between_partitions_sees_its_traced_input_layout(monkeyp
         grads = torch.autograd.grad(have.sum(), (x, weight)) if training else ()
     torch.testing.assert_close(have.cpu(), want.cpu())
     for got, expected in zip(grads, expected_grads):
-        torch.testing.assert_close(got.cpu(), expected.cpu())
+        # The gradients reach several hundred, and XLA's products and MKL's sum them in different orders: entries
+        # differ by up to about 6e-5, beyond assert_close's float32 defaults (1e-5 absolute, 1.3e-6 relative).
+        torch.testing.assert_close(got.cpu(), expected.cpu(), rtol=2e-5, atol=2e-4)
     assert "eager: aten._scaled_dot_product_flash_attention_for_cpu.default" in str(axon_compile.report())

@@ -10,7 +10,6 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
 #include <ATen/Parallel.h>
-#include <ATen/core/PhiloxRNGEngine.h>
 #include <ATen/native/DistributionTemplates.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
@@ -94,7 +93,7 @@ void write_normal_pair(double* data, int64_t i, int64_t numel, uint32_t first, u
 
 // normal_ for float and narrower dtypes: the same pairs (elements 2k and
 // 2k + 1 from block first_block + k), computed in float a batch of blocks at
-// a time (philox_normal.h).
+// a time (philox_batches.h).
 template <typename scalar_t>
 void fill_normal_in_float(scalar_t* data, int64_t numel, uint64_t seed, uint64_t first_block, double mean, double std) {
   const auto m = static_cast<float>(mean);
