@@ -61,6 +61,7 @@ def large_cases(device: str) -> dict:
                                           2 * 4 * 4096 * 1024 / 1e9),
         "randn 1M (GB/s)": (lambda: torch.randn(1 << 20, device=device), 4 * (1 << 20) / 1e9),
         "rand 1M (GB/s)": (lambda: torch.rand(1 << 20, device=device), 4 * (1 << 20) / 1e9),
+        "randint 1M (GB/s)": (lambda: torch.randint(0, 100, (1 << 20,), device=device), 8 * (1 << 20) / 1e9),
         "dropout 8M (GB/s)": (lambda: F.dropout(x, 0.1, training=True), 2 * 4 * n / 1e9),
     }
 

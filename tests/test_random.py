@@ -144,6 +144,23 @@ def test_uniform_is_the_philox_stream(numel):
     assert np.array_equal(got, expected)
 
 
+@pytest.mark.parametrize(
+    ("low", "high"), [(0, 2), (-7, 100), (0, 2**31 - 1), (5, 2**32 + 20), (-(2**62), 2**62 + 7), (-(2**63), 2**63 - 1)]
+)
+def test_randint_is_the_philox_bits_modulo_the_range(low, high):
+    # Element i is low + (its 64 bits, as in test_uniform_is_the_philox_stream) % (high - low), exactly: the kernel
+    # computes the remainder without a division, which must agree for every range up to 2^64 - 1.
+    numel = 4097
+    torch.axon.manual_seed(5)
+    got = torch.randint(low, high, (numel,), device="axon").cpu().tolist()
+    lanes = _philox_lanes(5, np.arange((numel + 1) // 2, dtype=np.uint64))
+    bits = np.empty(2 * len(lanes[0]), dtype=np.uint64)
+    bits[0::2] = (lanes[0] << np.uint64(32)) | lanes[1]
+    bits[1::2] = (lanes[2] << np.uint64(32)) | lanes[3]
+    expected = [(low + int(b) % (high - low) + 2**63) % 2**64 - 2**63 for b in bits[:numel]]
+    assert got == expected
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_narrow_normal_is_the_float_normal_rounded(dtype):
     torch.manual_seed(11)
