@@ -34,26 +34,36 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 uint64_t blocks_for(int64_t numel) { return static_cast<uint64_t>((numel + 1) / 2); }
 
-// Blocks each step of the loops below draws at once (philox_blocks).
+// Blocks each step of the loops below draws at once (philox_batches.h).
 constexpr int64_t kBlocksPerStep = 64;
+
+// Splits [0, numel) among the worker's threads and calls step(i, blocks, end)
+// for each run of at most kBlocksPerStep blocks of a thread's share: i is
+// even, and elements i .. min(i + 2 * blocks, end) - 1 come from blocks
+// first_block + i/2 onwards. A share that starts inside a pair makes the
+// whole pair (the same values as its neighbour), so results do not depend on
+// the split.
+template <typename Step>
+void for_each_block_step(int64_t numel, const Step& step) {
+  constexpr int64_t kGrain = 1 << 14;
+  at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
+    begin -= begin % 2;
+    for (int64_t i = begin; i < end; i += 2 * kBlocksPerStep) step(i, std::min(kBlocksPerStep, (end - i + 1) / 2), end);
+  });
+}
 
 // Calls draw(index, bits) for every element with its 64 random bits.
 template <typename Draw>
 void for_each_draw(uint64_t seed, uint64_t first_block, int64_t numel, const Draw& draw) {
-  constexpr int64_t kGrain = 1 << 14;  // even, so chunks start on a block
-  at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
-    begin -= begin % 2;
+  for_each_block_step(numel, [&](int64_t i, int64_t blocks, int64_t end) {
     uint32_t lanes[4][kBlocksPerStep];
     uint32_t* const lane_pointers[4] = {lanes[0], lanes[1], lanes[2], lanes[3]};
-    for (int64_t i = begin; i < end; i += 2 * kBlocksPerStep) {
-      const int64_t blocks = std::min(kBlocksPerStep, (end - i + 1) / 2);
-      philox_blocks(seed, first_block + static_cast<uint64_t>(i) / 2, blocks, lane_pointers);
-      // Even elements take lanes 0 (high half) and 1, odd ones lanes 2 and 3.
-      for (int64_t block = 0; block < blocks; ++block) {
-        const int64_t element = i + 2 * block;
-        draw(element, (static_cast<uint64_t>(lanes[0][block]) << 32) | lanes[1][block]);
-        if (element + 1 < end) draw(element + 1, (static_cast<uint64_t>(lanes[2][block]) << 32) | lanes[3][block]);
-      }
+    philox_blocks(seed, first_block + static_cast<uint64_t>(i) / 2, blocks, lane_pointers);
+    // Even elements take lanes 0 (high half) and 1, odd ones lanes 2 and 3.
+    for (int64_t block = 0; block < blocks; ++block) {
+      const int64_t element = i + 2 * block;
+      draw(element, (static_cast<uint64_t>(lanes[0][block]) << 32) | lanes[1][block]);
+      if (element + 1 < end) draw(element + 1, (static_cast<uint64_t>(lanes[2][block]) << 32) | lanes[3][block]);
     }
   });
 }
@@ -63,16 +73,11 @@ void for_each_draw(uint64_t seed, uint64_t first_block, int64_t numel, const Dra
 // and i + 1 (the second only when i + 1 < numel).
 template <typename DrawPair>
 void for_each_pair_draw(uint64_t seed, uint64_t first_block, int64_t numel, const DrawPair& draw_pair) {
-  constexpr int64_t kGrain = 1 << 14;
-  at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
-    begin -= begin % 2;                 // a chunk that starts inside a pair makes the whole pair, as its neighbour does
+  for_each_block_step(numel, [&](int64_t i, int64_t blocks, int64_t) {
     uint32_t lanes[4][kBlocksPerStep];  // lanes 2 and 3 stay unused
     uint32_t* const lane_pointers[4] = {lanes[0], lanes[1], lanes[2], lanes[3]};
-    for (int64_t i = begin; i < end; i += 2 * kBlocksPerStep) {
-      const int64_t blocks = std::min(kBlocksPerStep, (end - i + 1) / 2);
-      philox_blocks(seed, first_block + static_cast<uint64_t>(i) / 2, blocks, lane_pointers);
-      for (int64_t block = 0; block < blocks; ++block) draw_pair(i + 2 * block, lanes[0][block], lanes[1][block]);
-    }
+    philox_blocks(seed, first_block + static_cast<uint64_t>(i) / 2, blocks, lane_pointers);
+    for (int64_t block = 0; block < blocks; ++block) draw_pair(i + 2 * block, lanes[0][block], lanes[1][block]);
   });
 }
 
@@ -98,18 +103,13 @@ template <typename scalar_t>
 void fill_normal_in_float(scalar_t* data, int64_t numel, uint64_t seed, uint64_t first_block, double mean, double std) {
   const auto m = static_cast<float>(mean);
   const auto s = static_cast<float>(std);
-  constexpr int64_t kGrain = 1 << 14;
-  at::parallel_for(0, numel, kGrain, [&](int64_t begin, int64_t end) {
-    begin -= begin % 2;  // a chunk that starts inside a pair makes the whole pair, as its neighbour does
+  for_each_block_step(numel, [&](int64_t i, int64_t pairs, int64_t) {
     float cos_part[kBlocksPerStep];
     float sin_part[kBlocksPerStep];
-    for (int64_t i = begin; i < end; i += 2 * kBlocksPerStep) {
-      const int64_t pairs = std::min(kBlocksPerStep, (end - i + 1) / 2);
-      standard_normal_pairs(seed, first_block + static_cast<uint64_t>(i) / 2, pairs, cos_part, sin_part);
-      for (int64_t k = 0; k < pairs; ++k) {
-        data[i + 2 * k] = static_cast<scalar_t>(m + s * cos_part[k]);
-        if (i + 2 * k + 1 < numel) data[i + 2 * k + 1] = static_cast<scalar_t>(m + s * sin_part[k]);
-      }
+    standard_normal_pairs(seed, first_block + static_cast<uint64_t>(i) / 2, pairs, cos_part, sin_part);
+    for (int64_t k = 0; k < pairs; ++k) {
+      data[i + 2 * k] = static_cast<scalar_t>(m + s * cos_part[k]);
+      if (i + 2 * k + 1 < numel) data[i + 2 * k + 1] = static_cast<scalar_t>(m + s * sin_part[k]);
     }
   });
 }
