@@ -138,6 +138,16 @@ struct StreamCalls {
     });
   }
 
+  static axon_status axon_stream_get_submission_count(axon_stream stream, std::uint64_t* count) {
+    return guarded_call(__func__, [&] {
+      Scheduler& scheduler = Driver::running().scheduler();
+      require_output(count, "count");
+      auto lock = scheduler.lock();
+      *count = scheduler.find_stream(stream)->submitted;
+      return AXON_SUCCESS;
+    });
+  }
+
   static axon_status axon_stream_synchronize(axon_stream stream) {
     return guarded_call(__func__, [&] {
       Scheduler& scheduler = Driver::running().scheduler();

@@ -138,6 +138,34 @@ TEST(Stream, WorkRunsInSubmissionOrder) {
   for (int i = 0; i < 200; ++i) EXPECT_EQ(order[static_cast<size_t>(i)], i);
 }
 
+TEST(Stream, SubmissionCountCountsEveryQueuedItemFinishedOrNot) {
+  ScopedStream stream(0);
+  ScopedStream other(0);
+  uint64_t count = 99;
+  ASSERT_AXON_OK(axon_stream_get_submission_count(stream, &count));
+  EXPECT_EQ(count, 0u);
+  Gate gate;
+  ASSERT_AXON_OK(gate.hold(stream));
+  ASSERT_AXON_OK(axon_test::launch(stream, [] {}));
+  axon_test::DeviceBuffer device(0, sizeof(int));
+  ASSERT_AXON_OK(axon_memory_set_async(device.get(), 0, sizeof(int), stream));
+  axon_event event = nullptr;
+  ASSERT_AXON_OK(axon_event_create(0, &event));
+  ASSERT_AXON_OK(axon_event_record(event, stream));
+  ASSERT_AXON_OK(axon_stream_wait_event(stream, event));
+  ASSERT_AXON_OK(axon_stream_get_submission_count(stream, &count));
+  EXPECT_EQ(count, 5u);  // the gate, the launch, the set, the record and the wait, none finished yet
+  gate.open();
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));
+  ASSERT_AXON_OK(axon_stream_get_submission_count(stream, &count));
+  EXPECT_EQ(count, 5u);
+  ASSERT_AXON_OK(axon_stream_get_submission_count(other, &count));
+  EXPECT_EQ(count, 0u);  // per stream
+  EXPECT_EQ(axon_stream_get_submission_count(stream, nullptr), AXON_ERROR_INVALID_VALUE);
+  EXPECT_EQ(axon_stream_get_submission_count(nullptr, &count), AXON_ERROR_INVALID_HANDLE);
+  ASSERT_AXON_OK(axon_event_destroy(event));
+}
+
 TEST(Stream, DestroyWaitsForPendingWork) {
   axon_stream stream = nullptr;
   ASSERT_AXON_OK(axon_stream_create(0, 0, &stream));

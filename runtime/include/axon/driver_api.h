@@ -106,6 +106,8 @@ typedef struct axon_driver_api {
   axon_status (*activity_set_correlation)(uint64_t correlation);
   axon_status (*activity_set_label)(const char* label);
   axon_status (*activity_collect)(void* records, size_t record_size, size_t capacity, size_t* count, size_t* dropped);
+  // stream.h (appended after activity_collect)
+  axon_status (*stream_get_submission_count)(axon_stream stream, uint64_t* count);
 } axon_driver_api;
 
 // The symbol a driver library exports (AXON_DRIVER_ENTRY_POINT).

@@ -30,6 +30,8 @@
 // stream.
 #pragma once
 
+#include <stdint.h>
+
 #include "axon/status.h"
 
 #ifdef __cplusplus
@@ -92,6 +94,14 @@ axon_status axon_stream_query(axon_stream stream);
 
 // Blocks until all work queued on the stream so far has finished.
 axon_status axon_stream_synchronize(axon_stream stream);
+
+// How many items (launches, copies, sets, event records and waits) have been
+// queued on the stream since it was created, finished or not. A caller that
+// reads it right before and right after queuing an item, and finds it grew by
+// one, knows that item's position; finding it unchanged later, it knows
+// nothing was queued after that item (host code uses this to extend work it
+// already queued, see csrc/host_execution/foreach_chains.h).
+axon_status axon_stream_get_submission_count(axon_stream stream, uint64_t* count);
 
 #ifdef __cplusplus
 }  // extern "C"
