@@ -21,6 +21,7 @@
 #include "host_execution/convolution.h"
 #include "host_execution/cuda_dtypes.h"
 #include "host_execution/direct_kernels.h"
+#include "host_execution/foreach_chains.h"
 #include "host_execution/random.h"
 #include "ops/copy.h"
 #include "ops/cpu_fallback.h"
@@ -88,6 +89,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // The hottest small operators: unboxed kernels for their common cases,
   // the generic kernel below for the rest (direct_kernels.h).
   register_direct_kernels(m);
+  // The optimizers' _foreach_* arithmetic, in chains (foreach_chains.h).
+  register_foreach_kernels(m);
 
   // Everything else with an axon kernel: the generic stream kernel, behind
   // dtype widening for operators CUDA runs in narrow dtypes the CPU refuses.

@@ -20,6 +20,7 @@
 #include "core/device_allocator.h"
 #include "core/stream.h"
 #include "host_execution/direct_kernels.h"
+#include "host_execution/foreach_chains.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 #include "ops/shape_inference.h"
@@ -103,6 +104,9 @@ void init_testing(py::module_& m) {
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
   testing.def("direct_kernel_launches", &direct_kernel_launches,
               "calls the unboxed direct kernels queued themselves (host_execution/direct_kernels.h)");
+  testing.def("foreach_chains_started", &foreach_chains_started,
+              "_foreach_* calls that started a chain (host_execution/foreach_chains.h)");
+  testing.def("foreach_calls_joined", &foreach_calls_joined, "_foreach_* calls that joined a queued chain");
   testing.def("device_activity_recording", &device_activity_recording,
               "whether a profiler session is recording the device's activity now");
   testing.def(

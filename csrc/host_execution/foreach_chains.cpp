@@ -1,0 +1,463 @@
+#include "host_execution/foreach_chains.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/_foreach_add_native.h>
+#include <ATen/ops/_foreach_addcdiv_native.h>
+#include <ATen/ops/_foreach_addcmul_native.h>
+#include <ATen/ops/_foreach_div_native.h>
+#include <ATen/ops/_foreach_lerp_native.h>
+#include <ATen/ops/_foreach_mul_native.h>
+#include <ATen/ops/_foreach_sqrt_native.h>
+#include <ATen/ops/_foreach_sub_native.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/sqrt.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "compiled_execution/compiled_kernel.h"
+#include "core/check.h"
+#include "core/stream.h"
+#include "host_execution/device_memory_views.h"
+#include "host_execution/stream_launch.h"
+
+namespace axon {
+namespace {
+
+std::atomic<int64_t> chains_started{0}, calls_joined{0};
+
+// Elements of a tile: 128 KiB of float32 per tensor, so that the few tensors
+// a chain's calls touch at one tile stay in a core's L2 cache between calls
+// (16384 and 65536 measured the same). A multiple of every vector width.
+constexpr int64_t kTileElements = 32768;
+
+// Chains over fewer elements than this run on the worker's thread alone.
+constexpr int64_t kParallelFromElements = int64_t{1} << 18;
+
+// What one call does to one tile. `tiles` holds one view per operand list,
+// the list the call writes first; `scalar` is the call's number for the
+// tile's position.
+using TileStep = void (*)(at::Tensor* tiles, const c10::Scalar& scalar, const c10::Scalar& alpha);
+
+// One _foreach_* call in a chain.
+struct Call {
+  TileStep step = nullptr;
+  std::size_t lists = 0;
+  std::vector<c10::Scalar> scalars;  // one for every position, or one per position
+  c10::Scalar alpha;
+  DeferredAliases aliases;            // every tensor of every list
+  std::vector<std::size_t> alias_of;  // [list * positions + position]: its index in aliases.make()
+
+  const c10::Scalar& scalar_at(std::size_t position) const {
+    return scalars.size() == 1 ? scalars.front() : scalars[position];
+  }
+};
+
+// Device memory [begin, end) a chain's tensor covers, keyed by begin.
+struct Extent {
+  uintptr_t end = 0;
+  std::size_t position = 0;
+  std::size_t itemsize = 0;
+};
+using Extents = std::map<uintptr_t, Extent>;
+
+// Adds the extent starting at `begin` to `extents`; false if it overlaps an
+// extent other than its own exact copy (same bytes, position and element size).
+bool add_extent(Extents& extents, uintptr_t begin, const Extent& extent) {
+  auto next = extents.upper_bound(begin);
+  if (next != extents.begin()) {
+    auto previous = std::prev(next);
+    if (previous->second.end > begin) {
+      // Only its own copy may overlap it; nothing after that copy can, since extents are disjoint.
+      return previous->first == begin && previous->second.end == extent.end &&
+             previous->second.position == extent.position && previous->second.itemsize == extent.itemsize;
+    }
+  }
+  if (next != extents.end() && next->first < extent.end) return false;
+  extents.emplace(begin, extent);
+  return true;
+}
+
+class Chain {
+ public:
+  // Set once, by the thread that starts the chain.
+  c10::DeviceIndex device = 0;
+  std::vector<int64_t> numels;  // per position
+  // Under open_chains_mutex.
+  Extents extents;
+  uint64_t position_on_stream = 0;  // the stream's submission count right after its launch; 0 if unknown
+
+  // Adds `call` unless the chain has finished.
+  bool join(Call&& call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_) return false;
+    calls_.push_back(std::move(call));
+    return true;
+  }
+
+  // On the worker. Runs the calls in rounds: those joined before it
+  // started, then those that joined while it ran (on a device that was idle
+  // when an optimizer step began, its first call starts at once and the
+  // others join meanwhile), until a round finds none.
+  void run() {
+    for (;;) {
+      std::vector<Call> calls;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (calls_.empty()) {
+          finished_ = true;
+          return;
+        }
+        calls = std::move(calls_);
+        calls_.clear();
+      }
+      run_round(calls);
+    }
+  }
+
+ private:
+  void run_round(const std::vector<Call>& calls) const {
+    const std::size_t positions = numels.size();
+    // Each call's tensors, flat, in the order alias_of numbers them.
+    std::vector<std::vector<at::Tensor>> flat(calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      const c10::SmallVector<at::Tensor, 4> made = calls[i].aliases.make();
+      flat[i].reserve(calls[i].alias_of.size());
+      for (std::size_t index : calls[i].alias_of) flat[i].push_back(made[index]);
+    }
+    // Tiles in order, each with the count of elements before it, so that
+    // the threads can share them out by elements rather than by tiles
+    // (positions differ in size by orders of magnitude).
+    struct Tile {
+      std::size_t position;
+      int64_t first;
+      int64_t elements_before;
+    };
+    std::vector<Tile> tiles;
+    int64_t elements = 0;
+    for (std::size_t position = 0; position < positions; ++position) {
+      for (int64_t first = 0; first < numels[position]; first += kTileElements) {
+        tiles.push_back({position, first, elements + first});
+      }
+      elements += numels[position];
+    }
+    // Runs the tiles that start within elements [begin, end).
+    auto run_tiles = [&](int64_t begin, int64_t end) {
+      auto tile = std::lower_bound(tiles.begin(), tiles.end(), begin,
+                                   [](const Tile& t, int64_t element) { return t.elements_before < element; });
+      std::array<at::Tensor, 3> views;
+      for (; tile != tiles.end() && tile->elements_before < end; ++tile) {
+        const int64_t length = std::min(kTileElements, numels[tile->position] - tile->first);
+        for (std::size_t i = 0; i < calls.size(); ++i) {
+          const Call& call = calls[i];
+          for (std::size_t list = 0; list < call.lists; ++list) {
+            views[list] = tile_of(flat[i][list * positions + tile->position], tile->first, length);
+          }
+          call.step(views.data(), call.scalar_at(tile->position), call.alpha);
+        }
+      }
+    };
+    if (elements < kParallelFromElements) {
+      run_tiles(0, elements);
+    } else {
+      at::parallel_for(0, elements, kTileElements, run_tiles);
+    }
+  }
+
+  // Elements [first, first + length) of a contiguous host alias, as a 1-D tensor.
+  static at::Tensor tile_of(const at::Tensor& alias, int64_t first, int64_t length) {
+    auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(alias.storage()), alias.key_set(), alias.dtype());
+    const int64_t size[] = {length};
+    const int64_t stride[] = {1};
+    impl->set_sizes_and_strides(size, stride, alias.storage_offset() + first);
+    return at::Tensor(std::move(impl));
+  }
+
+  std::mutex mutex_;
+  bool finished_ = false;
+  std::vector<Call> calls_;  // joined, not yet run
+};
+
+// The chain each stream last started (few streams: a short list).
+std::mutex open_chains_mutex;
+std::vector<std::pair<axon_stream, std::shared_ptr<Chain>>>& open_chains() {
+  static auto* chains = new std::vector<std::pair<axon_stream, std::shared_ptr<Chain>>>();
+  return *chains;
+}
+
+bool chainable_dtype(at::ScalarType dtype) {
+  return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16;
+}
+
+bool chainable_number(const c10::Scalar& number) {
+  return !number.isSymbolic() && (number.isFloatingPoint() || number.isIntegral(/*includeBool=*/false));
+}
+
+// Whether chains can run a call over `lists` (the written list first) with
+// `scalars` (one, or one per position): the conditions of foreach_chains.h.
+bool chainable(const std::vector<at::TensorList>& lists, c10::ArrayRef<c10::Scalar> scalars, const c10::Scalar& alpha) {
+  const std::size_t positions = lists.front().size();
+  if (positions == 0 || (scalars.size() != 1 && scalars.size() != positions)) return false;
+  if (!chainable_number(alpha)) return false;
+  for (const c10::Scalar& number : scalars) {
+    if (!chainable_number(number)) return false;
+  }
+  const at::Tensor& first = lists.front().front();
+  if (!first.defined() || !first.is_privateuseone()) return false;
+  const c10::Device device = first.device();
+  if (!host_addressable(device.index()) || compiled_kernels_first(device)) return false;
+  for (const at::TensorList& list : lists) {
+    if (list.size() != positions) return false;
+    for (std::size_t position = 0; position < positions; ++position) {
+      const at::Tensor& tensor = list[position];
+      if (!tensor.defined() || tensor.device() != device || !chainable_dtype(tensor.scalar_type()) ||
+          !tensor.is_contiguous() || tensor.is_neg() || tensor.sizes() != lists.front()[position].sizes()) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Queues the call `step` over `lists` (checked by chainable) on the current
+// stream, joining the stream's open chain where foreach_chains.h allows;
+// false, queuing nothing, if the call's own tensors overlap.
+bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::vector<c10::Scalar> scalars,
+                const c10::Scalar& alpha) {
+  const std::size_t positions = lists.front().size();
+  const c10::DeviceIndex device = lists.front().front().device().index();
+  Call call;
+  call.step = step;
+  call.lists = lists.size();
+  call.scalars = std::move(scalars);
+  call.alpha = alpha;
+  call.alias_of.reserve(lists.size() * positions);
+  std::vector<int64_t> numels(positions);
+  Extents extents;
+  bool disjoint = true;
+  for (std::size_t list = 0; list < lists.size(); ++list) {
+    for (std::size_t position = 0; position < positions; ++position) {
+      const at::Tensor& tensor = lists[list][position];
+      call.alias_of.push_back(call.aliases.add(tensor));
+      numels[position] = tensor.numel();
+      if (tensor.numel() == 0) continue;
+      const auto begin = reinterpret_cast<uintptr_t>(tensor.const_data_ptr());
+      const Extent extent{begin + static_cast<uintptr_t>(tensor.nbytes()), position, tensor.itemsize()};
+      disjoint = disjoint && add_extent(extents, begin, extent);
+    }
+  }
+  if (!disjoint) return false;
+
+  const axon_stream stream = current_stream_handle(device);
+  std::lock_guard<std::mutex> lock(open_chains_mutex);
+  auto entry = std::find_if(open_chains().begin(), open_chains().end(),
+                            [stream](const auto& open) { return open.first == stream; });
+  uint64_t submitted = 0;
+  AXON_CHECK(axon_stream_get_submission_count(stream, &submitted), "reading a stream's submission count");
+  if (entry != open_chains().end()) {
+    Chain& chain = *entry->second;
+    if (chain.position_on_stream == submitted && chain.device == device && chain.numels == numels) {
+      // Checked on a copy, so that a call that cannot join leaves the chain's extents as they were.
+      Extents joined = chain.extents;
+      bool fits = true;
+      for (const auto& [begin, extent] : extents) fits = fits && add_extent(joined, begin, extent);
+      if (fits && chain.join(std::move(call))) {
+        chain.extents = std::move(joined);
+        calls_joined.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      }
+    }
+  }
+  auto chain = std::make_shared<Chain>();
+  chain->device = device;
+  chain->numels = std::move(numels);
+  chain->extents = std::move(extents);
+  chain->join(std::move(call));
+  launch_on_stream(stream, "aten::_foreach_* (chain)", [chain] { chain->run(); });
+  uint64_t after = 0;
+  AXON_CHECK(axon_stream_get_submission_count(stream, &after), "reading a stream's submission count");
+  // Only if the launch alone was queued meanwhile is `after` the chain's own position.
+  chain->position_on_stream = after == submitted + 1 ? after : 0;
+  chains_started.fetch_add(1, std::memory_order_relaxed);
+  if (entry != open_chains().end()) {
+    entry->second = std::move(chain);
+  } else {
+    open_chains().emplace_back(stream, std::move(chain));
+  }
+  return true;
+}
+
+// Runs a call through chains if it can, else returns false (the caller then
+// runs PyTorch's per-tensor loop).
+bool chained(const std::vector<at::TensorList>& lists, TileStep step, std::vector<c10::Scalar> scalars,
+             const c10::Scalar& alpha = 1) {
+  if (!chainable(lists, scalars, alpha)) return false;
+  c10::DeviceGuard guard(lists.front().front().device());
+  return queue_call(lists, step, std::move(scalars), alpha);
+}
+
+std::vector<c10::Scalar> as_vector(c10::ArrayRef<c10::Scalar> scalars) { return {scalars.begin(), scalars.end()}; }
+
+// Fresh contiguous results for an out-of-place call over `self`, of `dtype`s.
+std::vector<at::Tensor> results_like(at::TensorList self, const std::vector<at::ScalarType>& dtypes) {
+  std::vector<at::Tensor> results;
+  results.reserve(self.size());
+  for (std::size_t i = 0; i < self.size(); ++i) {
+    results.push_back(at::empty(self[i].sizes(), self[i].options().dtype(dtypes[i])));
+  }
+  return results;
+}
+
+// ---- the steps: each call's CPU operator on one tile ----------------------
+
+void add_scalar_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].add_(s); }
+void add_list_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar& alpha) { t[0].add_(t[1], alpha); }
+void add_list_out_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar& alpha) {
+  at::add_out(t[0], t[1], t[2], alpha);
+}
+void sub_list_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar& alpha) { t[0].sub_(t[1], alpha); }
+void mul_scalar_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].mul_(s); }
+void mul_list_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { t[0].mul_(t[1]); }
+void div_scalar_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].div_(s); }
+void div_list_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { t[0].div_(t[1]); }
+void lerp_scalar_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].lerp_(t[1], s); }
+void addcmul_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].addcmul_(t[1], t[2], s); }
+void addcdiv_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].addcdiv_(t[1], t[2], s); }
+void sqrt_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { t[0].sqrt_(); }
+void sqrt_out_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { at::sqrt_out(t[0], t[1]); }
+
+// ---- the kernels ----------------------------------------------------------
+
+void add_scalar_(at::TensorList self, const c10::Scalar& scalar) {
+  if (!chained({self}, &add_scalar_step, {scalar})) at::native::foreach_tensor_add_scalar_kernel_slow_(self, scalar);
+}
+void add_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
+  if (!chained({self}, &add_scalar_step, as_vector(scalars))) {
+    at::native::foreach_tensor_add_scalarlist_kernel_slow_(self, scalars);
+  }
+}
+void add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
+  if (!chained({self, other}, &add_list_step, {c10::Scalar(0)}, alpha)) {
+    at::native::foreach_tensor_add_list_kernel_slow_(self, other, alpha);
+  }
+}
+std::vector<at::Tensor> add_list(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
+  if (!chainable({self, other}, {c10::Scalar(0)}, alpha)) {
+    return at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
+  }
+  std::vector<at::ScalarType> dtypes;
+  for (std::size_t i = 0; i < self.size(); ++i) dtypes.push_back(at::result_type(self[i], other[i]));
+  std::vector<at::Tensor> results = results_like(self, dtypes);
+  if (!chained({results, self, other}, &add_list_out_step, {c10::Scalar(0)}, alpha)) {
+    return at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
+  }
+  return results;
+}
+void sub_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
+  if (!chained({self, other}, &sub_list_step, {c10::Scalar(0)}, alpha)) {
+    at::native::foreach_tensor_sub_list_kernel_slow_(self, other, alpha);
+  }
+}
+void mul_scalar_(at::TensorList self, const c10::Scalar& scalar) {
+  if (!chained({self}, &mul_scalar_step, {scalar})) at::native::foreach_tensor_mul_scalar_kernel_slow_(self, scalar);
+}
+void mul_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
+  if (!chained({self}, &mul_scalar_step, as_vector(scalars))) {
+    at::native::foreach_tensor_mul_scalarlist_kernel_slow_(self, scalars);
+  }
+}
+void mul_list_(at::TensorList self, at::TensorList other) {
+  if (!chained({self, other}, &mul_list_step, {c10::Scalar(0)})) {
+    at::native::foreach_tensor_mul_list_kernel_slow_(self, other);
+  }
+}
+void div_scalar_(at::TensorList self, const c10::Scalar& scalar) {
+  if (!chained({self}, &div_scalar_step, {scalar})) at::native::foreach_tensor_div_scalar_kernel_slow_(self, scalar);
+}
+void div_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
+  if (!chained({self}, &div_scalar_step, as_vector(scalars))) {
+    at::native::foreach_tensor_div_scalarlist_kernel_slow_(self, scalars);
+  }
+}
+void div_list_(at::TensorList self, at::TensorList other) {
+  if (!chained({self, other}, &div_list_step, {c10::Scalar(0)})) {
+    at::native::foreach_tensor_div_list_kernel_slow_(self, other);
+  }
+}
+void lerp_scalar_(at::TensorList self, at::TensorList ends, const c10::Scalar& weight) {
+  if (!chained({self, ends}, &lerp_scalar_step, {weight})) {
+    at::native::foreach_tensor_lerp_list_kernel_slow_(self, ends, weight);
+  }
+}
+void addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const c10::Scalar& value) {
+  if (!chained({self, tensor1, tensor2}, &addcmul_step, {value})) {
+    at::native::foreach_tensor_addcmul_scalar_slow_(self, tensor1, tensor2, value);
+  }
+}
+void addcmul_scalarlist_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
+                         at::ArrayRef<c10::Scalar> scalars) {
+  if (!chained({self, tensor1, tensor2}, &addcmul_step, as_vector(scalars))) {
+    at::native::foreach_tensor_addcmul_scalarlist_slow_(self, tensor1, tensor2, scalars);
+  }
+}
+void addcdiv_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const c10::Scalar& value) {
+  if (!chained({self, tensor1, tensor2}, &addcdiv_step, {value})) {
+    at::native::foreach_tensor_addcdiv_scalar_slow_(self, tensor1, tensor2, value);
+  }
+}
+void addcdiv_scalarlist_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
+                         at::ArrayRef<c10::Scalar> scalars) {
+  if (!chained({self, tensor1, tensor2}, &addcdiv_step, as_vector(scalars))) {
+    at::native::foreach_tensor_addcdiv_scalarlist_slow_(self, tensor1, tensor2, scalars);
+  }
+}
+void sqrt_(at::TensorList self) {
+  if (!chained({self}, &sqrt_step, {c10::Scalar(0)})) at::native::foreach_tensor_sqrt_slow_(self);
+}
+std::vector<at::Tensor> sqrt(at::TensorList self) {
+  if (!chainable({self}, {c10::Scalar(0)}, 1)) return at::native::foreach_tensor_sqrt_slow(self);
+  std::vector<at::ScalarType> dtypes;
+  for (const at::Tensor& tensor : self) dtypes.push_back(tensor.scalar_type());
+  std::vector<at::Tensor> results = results_like(self, dtypes);
+  if (!chained({results, self}, &sqrt_out_step, {c10::Scalar(0)})) return at::native::foreach_tensor_sqrt_slow(self);
+  return results;
+}
+
+}  // namespace
+
+void register_foreach_kernels(torch::Library& library) {
+  library.impl("_foreach_add_.Scalar", TORCH_FN(add_scalar_));
+  library.impl("_foreach_add_.ScalarList", TORCH_FN(add_scalarlist_));
+  library.impl("_foreach_add_.List", TORCH_FN(add_list_));
+  library.impl("_foreach_add.List", TORCH_FN(add_list));
+  library.impl("_foreach_sub_.List", TORCH_FN(sub_list_));
+  library.impl("_foreach_mul_.Scalar", TORCH_FN(mul_scalar_));
+  library.impl("_foreach_mul_.ScalarList", TORCH_FN(mul_scalarlist_));
+  library.impl("_foreach_mul_.List", TORCH_FN(mul_list_));
+  library.impl("_foreach_div_.Scalar", TORCH_FN(div_scalar_));
+  library.impl("_foreach_div_.ScalarList", TORCH_FN(div_scalarlist_));
+  library.impl("_foreach_div_.List", TORCH_FN(div_list_));
+  library.impl("_foreach_lerp_.Scalar", TORCH_FN(lerp_scalar_));
+  library.impl("_foreach_addcmul_.Scalar", TORCH_FN(addcmul_scalar_));
+  library.impl("_foreach_addcmul_.ScalarList", TORCH_FN(addcmul_scalarlist_));
+  library.impl("_foreach_addcdiv_.Scalar", TORCH_FN(addcdiv_scalar_));
+  library.impl("_foreach_addcdiv_.ScalarList", TORCH_FN(addcdiv_scalarlist_));
+  library.impl("_foreach_sqrt_", TORCH_FN(sqrt_));
+  library.impl("_foreach_sqrt", TORCH_FN(sqrt));
+}
+
+int64_t foreach_chains_started() { return chains_started.load(std::memory_order_relaxed); }
+int64_t foreach_calls_joined() { return calls_joined.load(std::memory_order_relaxed); }
+
+}  // namespace axon

@@ -1,0 +1,48 @@
+// The optimizers' multi-tensor arithmetic (_foreach_* operators), run in chains.
+//
+// Why: torch.optim's default on an accelerator (foreach=True) updates the
+// parameters through a sequence of _foreach_* calls (AdamW: eight per step),
+// each a sweep over every parameter and its state. PyTorch's kernel for them
+// loops over the tensors, so on axon each call queued one kernel per tensor,
+// and each sweep streamed all of the optimizer's memory through the caches
+// again: the GPT training step's AdamW update took 10.8 ms against 2.6 for
+// the single-pass fused kernel (docs/benchmarks.md).
+//
+// Here each call is one launch, and calls queued back to back on a stream
+// join one chain. The worker runs a chain tile by tile: a tile is a slice of
+// the tensors at one list position, and every call of the chain runs on it
+// before the next tile starts, so the tile stays in cache across the chain.
+// The CPU kernels compute every tile (Tensor::mul_ and the others over
+// views). Their element-wise loops give an element the same value wherever
+// a loop starts, so the values are those of the calls run one after the
+// other, bit for bit (tests/test_foreach_chains.py compares them).
+//
+// A call joins the chain its stream last started when the chain has not
+// finished, nothing else has been queued on the stream since
+// (axon_stream_get_submission_count), its lists have the chain's length and
+// element counts per position, and each of its tensors' memory is either
+// disjoint from the chain's other tensors or exactly one of them at the same
+// position. Running tile by tile then meets every element in the order the
+// separate calls would. Calls that join while the chain runs make a second
+// round, run tile by tile in turn (an optimizer step that finds the device
+// idle starts its first call at once). Otherwise the call starts a chain of
+// its own. Calls outside what chains cover (tensors on several devices,
+// non-contiguous or non-floating tensors, sizes that differ between lists,
+// memory the host cannot address, tensors of one call that overlap
+// otherwise) take PyTorch's per-tensor loop unchanged, with its errors.
+#pragma once
+
+#include <torch/library.h>
+
+#include <cstdint>
+
+namespace axon {
+
+// Registers the chained _foreach_* kernels on the PrivateUse1 library of aten.
+void register_foreach_kernels(torch::Library& library);
+
+// Calls so far that started a chain, and that joined one; for tests.
+int64_t foreach_chains_started();
+int64_t foreach_calls_joined();
+
+}  // namespace axon
