@@ -179,3 +179,48 @@ def test_a_chain_on_a_busy_stream_keeps_stream_order_with_other_streams():
         y = x * 10
     torch.axon.synchronize()
     assert torch.equal(y.cpu(), torch.full((70000,), 30.0))
+
+
+def test_a_number_tensor_every_position_reads_joins_and_keeps_its_value():
+    grads = [torch.randn(size, device="axon") for size in [(70001,), (3, 4)]]
+    expected = [g.cpu() for g in grads]
+    scale = torch.tensor(0.25, device="axon")
+    started, joined = counters()
+    with closed_gate():
+        torch._foreach_mul_(grads, scale)
+        torch._foreach_div_(grads, scale)  # scale read again: the same extent, shared by every position
+        torch._foreach_add_(grads, 1.0)
+    assert counters() == (started + 1, joined + 2)
+    for got, cpu in zip(grads, expected):
+        assert torch.equal(got.cpu(), cpu.mul_(torch.tensor(0.25)).div_(torch.tensor(0.25)).add_(1.0))
+
+
+def test_a_call_writing_a_number_tensor_the_chain_reads_starts_a_new_chain():
+    # Tile by tile, the second call would scale `scale` at position 0 before
+    # the first call reads it for position 1, which would then get 6, not 2.
+    scale = torch.tensor(2.0, device="axon")
+    grads = [torch.ones(1, device="axon"), torch.ones(1, device="axon")]
+    other = torch.ones(1, device="axon")
+    started, joined = counters()
+    with closed_gate():
+        torch._foreach_mul_(grads, scale)
+        torch._foreach_mul_([scale.view(1), other], 3.0)
+    assert counters() == (started + 2, joined)
+    assert grads[1].item() == 2.0 and scale.item() == 6.0
+
+
+def test_gradient_clipping_then_adamw_matches_the_cpu_bit_for_bit():
+    cpu, axon = pairs(torch.float32)
+    cpu_params = [t.clone().requires_grad_() for t in cpu]
+    axon_params = [t.clone().requires_grad_() for t in axon]
+    cpu_optimizer = torch.optim.AdamW(cpu_params, foreach=True)
+    axon_optimizer = torch.optim.AdamW(axon_params)
+    for step in range(3):
+        grads, axon_grads = pairs(torch.float32, seed=step + 1)
+        for p, q, g, h in zip(cpu_params, axon_params, grads, axon_grads):
+            p.grad, q.grad = g * 10, h * 10
+        torch.nn.utils.clip_grad_norm_(cpu_params, 1.0, foreach=True)
+        torch.nn.utils.clip_grad_norm_(axon_params, 1.0)
+        cpu_optimizer.step()
+        axon_optimizer.step()
+    assert_bitwise_equal([p.detach() for p in cpu_params], [q.detach() for q in axon_params])

@@ -46,18 +46,21 @@ constexpr int64_t kTileElements = 32768;
 constexpr int64_t kParallelFromElements = int64_t{1} << 18;
 
 // What one call does to one tile. `tiles` holds one view per operand list,
-// the list the call writes first; `scalar` is the call's number for the
-// tile's position.
+// the list the call writes first, then the call's number tensor if it has
+// one (whole: a 0-dim tensor); `scalar` is the call's number for the tile's
+// position.
 using TileStep = void (*)(at::Tensor* tiles, const c10::Scalar& scalar, const c10::Scalar& alpha);
 
 // One _foreach_* call in a chain.
 struct Call {
   TileStep step = nullptr;
   std::size_t lists = 0;
+  bool number_tensor = false;        // a 0-dim tensor every position reads, aliased last
   std::vector<c10::Scalar> scalars;  // one for every position, or one per position
   c10::Scalar alpha;
-  DeferredAliases aliases;            // every tensor of every list
-  std::vector<std::size_t> alias_of;  // [list * positions + position]: its index in aliases.make()
+  DeferredAliases aliases;  // every tensor of every list
+  // [list * positions + position], then the number tensor: its index in aliases.make().
+  std::vector<std::size_t> alias_of;
 
   const c10::Scalar& scalar_at(std::size_t position) const {
     return scalars.size() == 1 ? scalars.front() : scalars[position];
@@ -65,6 +68,8 @@ struct Call {
 };
 
 // Device memory [begin, end) a chain's tensor covers, keyed by begin.
+// A number tensor's extent has position kEveryPosition.
+constexpr std::size_t kEveryPosition = SIZE_MAX;
 struct Extent {
   uintptr_t end = 0;
   std::size_t position = 0;
@@ -156,7 +161,7 @@ class Chain {
     auto run_tiles = [&](int64_t begin, int64_t end) {
       auto tile = std::lower_bound(tiles.begin(), tiles.end(), begin,
                                    [](const Tile& t, int64_t element) { return t.elements_before < element; });
-      std::array<at::Tensor, 3> views;
+      std::array<at::Tensor, 4> views;
       for (; tile != tiles.end() && tile->elements_before < end; ++tile) {
         const int64_t length = std::min(kTileElements, numels[tile->position] - tile->first);
         for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -164,6 +169,7 @@ class Chain {
           for (std::size_t list = 0; list < call.lists; ++list) {
             views[list] = tile_of(flat[i][list * positions + tile->position], tile->first, length);
           }
+          if (call.number_tensor) views[call.lists] = flat[i].back();
           call.step(views.data(), call.scalar_at(tile->position), call.alpha);
         }
       }
@@ -206,7 +212,9 @@ bool chainable_number(const c10::Scalar& number) {
 
 // Whether chains can run a call over `lists` (the written list first) with
 // `scalars` (one, or one per position): the conditions of foreach_chains.h.
-bool chainable(const std::vector<at::TensorList>& lists, c10::ArrayRef<c10::Scalar> scalars, const c10::Scalar& alpha) {
+// `number`, if defined, is a 0-dim tensor every position reads.
+bool chainable(const std::vector<at::TensorList>& lists, c10::ArrayRef<c10::Scalar> scalars, const c10::Scalar& alpha,
+               const at::Tensor& number = {}) {
   const std::size_t positions = lists.front().size();
   if (positions == 0 || (scalars.size() != 1 && scalars.size() != positions)) return false;
   if (!chainable_number(alpha)) return false;
@@ -217,6 +225,10 @@ bool chainable(const std::vector<at::TensorList>& lists, c10::ArrayRef<c10::Scal
   if (!first.defined() || !first.is_privateuseone()) return false;
   const c10::Device device = first.device();
   if (!host_addressable(device.index()) || compiled_kernels_first(device)) return false;
+  if (number.defined() &&
+      (number.device() != device || number.dim() != 0 || !chainable_dtype(number.scalar_type()) || number.is_neg())) {
+    return false;
+  }
   for (const at::TensorList& list : lists) {
     if (list.size() != positions) return false;
     for (std::size_t position = 0; position < positions; ++position) {
@@ -234,7 +246,7 @@ bool chainable(const std::vector<at::TensorList>& lists, c10::ArrayRef<c10::Scal
 // stream, joining the stream's open chain where foreach_chains.h allows;
 // false, queuing nothing, if the call's own tensors overlap.
 bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::vector<c10::Scalar> scalars,
-                const c10::Scalar& alpha) {
+                const c10::Scalar& alpha, const at::Tensor& number) {
   const std::size_t positions = lists.front().size();
   const c10::DeviceIndex device = lists.front().front().device().index();
   Call call;
@@ -256,6 +268,13 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
       const Extent extent{begin + static_cast<uintptr_t>(tensor.nbytes()), position, tensor.itemsize()};
       disjoint = disjoint && add_extent(extents, begin, extent);
     }
+  }
+  if (number.defined()) {
+    call.number_tensor = true;
+    call.alias_of.push_back(call.aliases.add(number));
+    const auto begin = reinterpret_cast<uintptr_t>(number.const_data_ptr());
+    const Extent extent{begin + static_cast<uintptr_t>(number.nbytes()), kEveryPosition, number.itemsize()};
+    disjoint = disjoint && add_extent(extents, begin, extent);
   }
   if (!disjoint) return false;
 
@@ -301,10 +320,10 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
 // Runs a call through chains if it can, else returns false (the caller then
 // runs PyTorch's per-tensor loop).
 bool chained(const std::vector<at::TensorList>& lists, TileStep step, std::vector<c10::Scalar> scalars,
-             const c10::Scalar& alpha = 1) {
-  if (!chainable(lists, scalars, alpha)) return false;
+             const c10::Scalar& alpha = 1, const at::Tensor& number = {}) {
+  if (!chainable(lists, scalars, alpha, number)) return false;
   c10::DeviceGuard guard(lists.front().front().device());
-  return queue_call(lists, step, std::move(scalars), alpha);
+  return queue_call(lists, step, std::move(scalars), alpha, number);
 }
 
 std::vector<c10::Scalar> as_vector(c10::ArrayRef<c10::Scalar> scalars) { return {scalars.begin(), scalars.end()}; }
@@ -328,6 +347,7 @@ void add_list_out_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar& alp
 }
 void sub_list_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar& alpha) { t[0].sub_(t[1], alpha); }
 void mul_scalar_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].mul_(s); }
+// Also for a number tensor (t[1] then holds it whole), as div_list_step.
 void mul_list_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { t[0].mul_(t[1]); }
 void div_scalar_step(at::Tensor* t, const c10::Scalar& s, const c10::Scalar&) { t[0].div_(s); }
 void div_list_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { t[0].div_(t[1]); }
@@ -390,6 +410,16 @@ void div_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
     at::native::foreach_tensor_div_scalarlist_kernel_slow_(self, scalars);
   }
 }
+void mul_tensor_(at::TensorList self, const at::Tensor& other) {
+  if (!chained({self}, &mul_list_step, {c10::Scalar(0)}, 1, other)) {
+    at::native::foreach_tensor_mul_tensor_kernel_slow_(self, other);
+  }
+}
+void div_tensor_(at::TensorList self, const at::Tensor& other) {
+  if (!chained({self}, &div_list_step, {c10::Scalar(0)}, 1, other)) {
+    at::native::foreach_tensor_div_tensor_kernel_slow_(self, other);
+  }
+}
 void div_list_(at::TensorList self, at::TensorList other) {
   if (!chained({self, other}, &div_list_step, {c10::Scalar(0)})) {
     at::native::foreach_tensor_div_list_kernel_slow_(self, other);
@@ -445,6 +475,8 @@ void register_foreach_kernels(torch::Library& library) {
   library.impl("_foreach_mul_.Scalar", TORCH_FN(mul_scalar_));
   library.impl("_foreach_mul_.ScalarList", TORCH_FN(mul_scalarlist_));
   library.impl("_foreach_mul_.List", TORCH_FN(mul_list_));
+  library.impl("_foreach_mul_.Tensor", TORCH_FN(mul_tensor_));
+  library.impl("_foreach_div_.Tensor", TORCH_FN(div_tensor_));
   library.impl("_foreach_div_.Scalar", TORCH_FN(div_scalar_));
   library.impl("_foreach_div_.ScalarList", TORCH_FN(div_scalarlist_));
   library.impl("_foreach_div_.List", TORCH_FN(div_list_));
