@@ -77,9 +77,9 @@ struct Extent {
 };
 using Extents = std::map<uintptr_t, Extent>;
 
-// Adds the extent starting at `begin` to `extents`; false if it overlaps an
-// extent other than its own exact copy (same bytes, position and element size).
-bool add_extent(Extents& extents, uintptr_t begin, const Extent& extent) {
+// Whether the extent starting at `begin` overlaps no extent of `extents` but
+// its own exact copy (same bytes, position and element size).
+bool fits(const Extents& extents, uintptr_t begin, const Extent& extent) {
   auto next = extents.upper_bound(begin);
   if (next != extents.begin()) {
     auto previous = std::prev(next);
@@ -89,8 +89,13 @@ bool add_extent(Extents& extents, uintptr_t begin, const Extent& extent) {
              previous->second.position == extent.position && previous->second.itemsize == extent.itemsize;
     }
   }
-  if (next != extents.end() && next->first < extent.end) return false;
-  extents.emplace(begin, extent);
+  return next == extents.end() || next->first >= extent.end;
+}
+
+// Adds the extent starting at `begin` to `extents` if it fits; false if not.
+bool add_extent(Extents& extents, uintptr_t begin, const Extent& extent) {
+  if (!fits(extents, begin, extent)) return false;
+  extents.emplace(begin, extent);  // leaves its exact copy, if there, as it was
   return true;
 }
 
@@ -287,12 +292,13 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
   if (entry != open_chains().end()) {
     Chain& chain = *entry->second;
     if (chain.position_on_stream == submitted && chain.device == device && chain.numels == numels) {
-      // Checked on a copy, so that a call that cannot join leaves the chain's extents as they were.
-      Extents joined = chain.extents;
-      bool fits = true;
-      for (const auto& [begin, extent] : extents) fits = fits && add_extent(joined, begin, extent);
-      if (fits && chain.join(std::move(call))) {
-        chain.extents = std::move(joined);
+      // The call's own extents are disjoint or exact copies of each other, so
+      // checking each against the chain's alone is enough.
+      const bool all_fit = std::all_of(extents.begin(), extents.end(), [&chain](const auto& entry) {
+        return fits(chain.extents, entry.first, entry.second);
+      });
+      if (all_fit && chain.join(std::move(call))) {
+        chain.extents.insert(extents.begin(), extents.end());
         calls_joined.fetch_add(1, std::memory_order_relaxed);
         return true;
       }
