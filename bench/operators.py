@@ -45,6 +45,7 @@ def large_cases(device: str) -> dict:
     tokens = torch.randint(0, 50_000, (16_384,), device=device)
     index = torch.randint(0, 4096, (4096, 1024), device=device)
     source = torch.randn(4096, 1024, device=device)
+    optimizer, optimizer_bytes = adamw_over_transformer_weights(device)
     return {
         "add 8M (GB/s)": (lambda: x + y, 3 * 4 * n / 1e9),
         "mul_ in place 8M (GB/s)": (lambda: x.mul_(1.0000001), 2 * 4 * n / 1e9),
@@ -63,7 +64,21 @@ def large_cases(device: str) -> dict:
         "rand 1M (GB/s)": (lambda: torch.rand(1 << 20, device=device), 4 * (1 << 20) / 1e9),
         "randint 1M (GB/s)": (lambda: torch.randint(0, 100, (1 << 20,), device=device), 8 * (1 << 20) / 1e9),
         "dropout 8M (GB/s)": (lambda: F.dropout(x, 0.1, training=True), 2 * 4 * n / 1e9),
+        "AdamW step 3.2M params (GB/s)": (optimizer.step, optimizer_bytes / 1e9),
     }
+
+
+def adamw_over_transformer_weights(device: str):
+    """AdamW with PyTorch's default implementation for `device` (foreach on axon, the per-tensor loop on the
+    CPU) over the weights of 4 transformer layers of width 256 (48 tensors), with gradients set; and the bytes
+    one step reads and writes (parameter, first and second moment read and written, gradient read)."""
+    layer = [(768, 256), (768,), (256, 256), (256,), (1024, 256), (1024,), (256, 1024), (256,), (256,), (256,),
+             (256,), (256,)]
+    params = [torch.randn(shape, device=device, requires_grad=True) for _ in range(4) for shape in layer]
+    for param in params:
+        param.grad = torch.randn_like(param)
+    optimizer = torch.optim.AdamW(params, lr=1e-4)
+    return optimizer, 7 * 4 * sum(param.numel() for param in params)
 
 
 def measure(device: str) -> dict[str, float]:
