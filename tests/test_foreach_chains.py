@@ -224,3 +224,43 @@ def test_gradient_clipping_then_adamw_matches_the_cpu_bit_for_bit():
         cpu_optimizer.step()
         axon_optimizer.step()
     assert_bitwise_equal([p.detach() for p in cpu_params], [q.detach() for q in axon_params])
+
+
+def test_chained_in_place_calls_bump_versions_so_autograd_sees_the_change():
+    for device in ("cpu", "axon"):
+        a = torch.tensor([0.5, 1.0], device=device, requires_grad=True)
+        b = a * 1
+        c = b.sin()
+        before = b._version
+        torch._foreach_add_([b], 1.0)
+        torch._foreach_mul_([b], 2.0)
+        assert b._version == before + 2
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            c.sum().backward()
+
+
+def test_in_place_on_an_inference_tensor_outside_inference_mode_raises_at_the_call_as_on_the_cpu():
+    results = []
+    for device in ("cpu", "axon"):
+        with torch.inference_mode():
+            t = torch.ones(3, device=device)
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+            torch._foreach_add_([t], 1.0)
+        results.append(t.cpu())  # the CPU's loop writes, then raises as it bumps the version
+    assert torch.equal(results[0], results[1])
+
+
+def test_errors_the_cpu_raises_at_the_call_are_raised_at_the_call():
+    x = [torch.ones(4, device="axon"), torch.ones(4, device="axon")]
+    with pytest.raises(RuntimeError, match="same number of elements as scalar list"):
+        torch._foreach_add_(x, [1.0])  # a one-element scalar list is not one number for every tensor
+    with pytest.raises(RuntimeError, match="expected dtype float"):
+        torch._foreach_lerp_(x, [torch.ones(4, dtype=torch.float64, device="axon")] * 2, 0.5)
+    halves = [torch.ones(4, dtype=torch.float16, device="axon")]
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch._foreach_add_(halves, halves, alpha=1e10)
+    torch.axon.synchronize()  # nothing failed on the worker either
+    torch._foreach_add_(x, 10.0)
+    assert torch.equal(x[0].cpu(), torch.full((4,), 11.0))
+    torch._foreach_add_(halves, 1e6)  # a number the dtype overflows: inf, as on the CPU, no error
+    assert halves[0].cpu().isinf().all()

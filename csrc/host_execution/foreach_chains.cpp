@@ -1,5 +1,6 @@
 #include "host_execution/foreach_chains.h"
 
+#include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/_foreach_add_native.h>
 #include <ATen/ops/_foreach_addcdiv_native.h>
@@ -11,14 +12,15 @@
 #include <ATen/ops/_foreach_sub_native.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/result_type.h>
 #include <ATen/ops/sqrt.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +52,19 @@ constexpr int64_t kParallelFromElements = int64_t{1} << 18;
 // one (whole: a 0-dim tensor); `scalar` is the call's number for the tile's
 // position.
 using TileStep = void (*)(at::Tensor* tiles, const c10::Scalar& scalar, const c10::Scalar& alpha);
+
+// A call's numbers: one for every position, or, from a ScalarList overload,
+// one per position (and then exactly as many as positions).
+struct Numbers {
+  std::vector<c10::Scalar> values;
+  bool per_position = false;
+};
+Numbers one(const c10::Scalar& value) { return {{value}, false}; }
+Numbers none() { return one(0); }
+Numbers each(c10::ArrayRef<c10::Scalar> values) { return {{values.begin(), values.end()}, true}; }
+
+// What a call writes: the tensors of its first list in place, or fresh results there.
+enum class Writes { kInPlace, kFreshResults };
 
 // One _foreach_* call in a chain.
 struct Call {
@@ -120,20 +135,29 @@ class Chain {
   // started, then those that joined while it ran (on a device that was idle
   // when an optimizer step began, its first call starts at once and the
   // others join meanwhile), until a round finds none.
+  // A round that throws (the dispatching thread's checks should leave none
+  // that can) stops there; later rounds still run, as later kernels on a
+  // stream run after a failed one, and the first failure is rethrown.
   void run() {
+    std::exception_ptr failure;
     for (;;) {
       std::vector<Call> calls;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         if (calls_.empty()) {
           finished_ = true;
-          return;
+          break;
         }
         calls = std::move(calls_);
         calls_.clear();
       }
-      run_round(calls);
+      try {
+        run_round(calls);
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
     }
+    if (failure) std::rethrow_exception(failure);
   }
 
  private:
@@ -211,37 +235,67 @@ bool chainable_dtype(at::ScalarType dtype) {
   return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16;
 }
 
-bool chainable_number(const c10::Scalar& number) {
-  return !number.isSymbolic() && (number.isFloatingPoint() || number.isIntegral(/*includeBool=*/false));
+// A real number that `dtype` represents without overflow. The CPU kernels
+// convert alpha to the tensors' dtype and the other numbers to the dtype
+// they compute in, each conversion failing on overflow; numbers that pass
+// here cannot fail on the worker, and the rest take the per-tensor loop, which
+// raises at the call where the CPU does.
+bool chainable_number(const c10::Scalar& number, at::ScalarType dtype) {
+  if (number.isSymbolic() || !(number.isFloatingPoint() || number.isIntegral(/*includeBool=*/false))) return false;
+  try {
+    switch (dtype) {
+      case at::kHalf:
+        (void)number.to<c10::Half>();
+        break;
+      case at::kBFloat16:
+        (void)number.to<c10::BFloat16>();
+        break;
+      case at::kFloat:
+        (void)number.to<float>();
+        break;
+      default:
+        (void)number.to<double>();
+    }
+  } catch (const std::exception&) {  // c10's overflow report is a std::runtime_error
+    return false;
+  }
+  return true;
 }
 
 // Whether chains can run a call over `lists` (the written list first) with
-// `scalars` (one, or one per position): the conditions of foreach_chains.h.
-// `number`, if defined, is a 0-dim tensor every position reads.
-bool chainable(const std::vector<at::TensorList>& lists, c10::ArrayRef<c10::Scalar> scalars, const c10::Scalar& alpha,
-               const at::Tensor& number = {}) {
+// `numbers`: the conditions of foreach_chains.h, plus one dtype for every
+// tensor (so no promotion can differ between a tensor and its 1-D tiles, and
+// no dtype pairing the CPU refuses at the call gets queued) and, where the
+// call writes in place, tensors that may be written here (not inference
+// tensors outside inference mode).
+bool chainable(const std::vector<at::TensorList>& lists, const Numbers& numbers, const c10::Scalar& alpha,
+               const at::Tensor& number, Writes writes) {
   const std::size_t positions = lists.front().size();
-  if (positions == 0 || (scalars.size() != 1 && scalars.size() != positions)) return false;
-  if (!chainable_number(alpha)) return false;
-  for (const c10::Scalar& number : scalars) {
-    if (!chainable_number(number)) return false;
-  }
+  if (positions == 0 || numbers.values.size() != (numbers.per_position ? positions : 1)) return false;
   const at::Tensor& first = lists.front().front();
   if (!first.defined() || !first.is_privateuseone()) return false;
   const c10::Device device = first.device();
-  if (!host_addressable(device.index()) || compiled_kernels_first(device)) return false;
+  const at::ScalarType dtype = first.scalar_type();
+  if (!chainable_dtype(dtype) || !host_addressable(device.index()) || compiled_kernels_first(device)) return false;
+  if (!chainable_number(alpha, dtype)) return false;
+  const at::ScalarType computed_in = at::toOpMathType(dtype);
+  for (const c10::Scalar& value : numbers.values) {
+    if (!chainable_number(value, computed_in)) return false;
+  }
   if (number.defined() &&
-      (number.device() != device || number.dim() != 0 || !chainable_dtype(number.scalar_type()) || number.is_neg())) {
+      (number.device() != device || number.dim() != 0 || number.scalar_type() != dtype || number.is_neg())) {
     return false;
   }
-  for (const at::TensorList& list : lists) {
-    if (list.size() != positions) return false;
+  const bool inference_mode = c10::InferenceMode::is_enabled();
+  for (std::size_t list = 0; list < lists.size(); ++list) {
+    if (lists[list].size() != positions) return false;
     for (std::size_t position = 0; position < positions; ++position) {
-      const at::Tensor& tensor = list[position];
-      if (!tensor.defined() || tensor.device() != device || !chainable_dtype(tensor.scalar_type()) ||
-          !tensor.is_contiguous() || tensor.is_neg() || tensor.sizes() != lists.front()[position].sizes()) {
+      const at::Tensor& tensor = lists[list][position];
+      if (!tensor.defined() || tensor.device() != device || tensor.scalar_type() != dtype || !tensor.is_contiguous() ||
+          tensor.is_neg() || tensor.sizes() != lists.front()[position].sizes()) {
         return false;
       }
+      if (list == 0 && writes == Writes::kInPlace && tensor.is_inference() && !inference_mode) return false;
     }
   }
   return true;
@@ -324,23 +378,25 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
 }
 
 // Runs a call through chains if it can, else returns false (the caller then
-// runs PyTorch's per-tensor loop).
-bool chained(const std::vector<at::TensorList>& lists, TileStep step, std::vector<c10::Scalar> scalars,
-             const c10::Scalar& alpha = 1, const at::Tensor& number = {}) {
-  if (!chainable(lists, scalars, alpha, number)) return false;
+// runs PyTorch's per-tensor loop). A call that writes in place bumps its
+// tensors' versions, as the loop's in-place operators would, so autograd
+// still sees that they changed.
+bool chained(const std::vector<at::TensorList>& lists, TileStep step, Numbers numbers, const c10::Scalar& alpha = 1,
+             const at::Tensor& number = {}, Writes writes = Writes::kInPlace) {
+  if (!chainable(lists, numbers, alpha, number, writes)) return false;
   c10::DeviceGuard guard(lists.front().front().device());
-  return queue_call(lists, step, std::move(scalars), alpha, number);
+  if (!queue_call(lists, step, std::move(numbers.values), alpha, number)) return false;
+  if (writes == Writes::kInPlace) {
+    for (const at::Tensor& tensor : lists.front()) tensor.unsafeGetTensorImpl()->bump_version();
+  }
+  return true;
 }
 
-std::vector<c10::Scalar> as_vector(c10::ArrayRef<c10::Scalar> scalars) { return {scalars.begin(), scalars.end()}; }
-
-// Fresh contiguous results for an out-of-place call over `self`, of `dtype`s.
-std::vector<at::Tensor> results_like(at::TensorList self, const std::vector<at::ScalarType>& dtypes) {
+// Fresh contiguous results for an out-of-place call over `self`.
+std::vector<at::Tensor> results_like(at::TensorList self) {
   std::vector<at::Tensor> results;
   results.reserve(self.size());
-  for (std::size_t i = 0; i < self.size(); ++i) {
-    results.push_back(at::empty(self[i].sizes(), self[i].options().dtype(dtypes[i])));
-  }
+  for (const at::Tensor& tensor : self) results.push_back(at::empty(tensor.sizes(), tensor.options()));
   return results;
 }
 
@@ -366,107 +422,105 @@ void sqrt_out_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { at::
 // ---- the kernels ----------------------------------------------------------
 
 void add_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  if (!chained({self}, &add_scalar_step, {scalar})) at::native::foreach_tensor_add_scalar_kernel_slow_(self, scalar);
+  if (!chained({self}, &add_scalar_step, one(scalar))) at::native::foreach_tensor_add_scalar_kernel_slow_(self, scalar);
 }
 void add_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self}, &add_scalar_step, as_vector(scalars))) {
+  if (!chained({self}, &add_scalar_step, each(scalars))) {
     at::native::foreach_tensor_add_scalarlist_kernel_slow_(self, scalars);
   }
 }
 void add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  if (!chained({self, other}, &add_list_step, {c10::Scalar(0)}, alpha)) {
+  if (!chained({self, other}, &add_list_step, none(), alpha)) {
     at::native::foreach_tensor_add_list_kernel_slow_(self, other, alpha);
   }
 }
 std::vector<at::Tensor> add_list(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  if (!chainable({self, other}, {c10::Scalar(0)}, alpha)) {
+  if (!chainable({self, other}, none(), alpha, {}, Writes::kFreshResults)) {
     return at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
   }
-  std::vector<at::ScalarType> dtypes;
-  for (std::size_t i = 0; i < self.size(); ++i) dtypes.push_back(at::result_type(self[i], other[i]));
-  std::vector<at::Tensor> results = results_like(self, dtypes);
-  if (!chained({results, self, other}, &add_list_out_step, {c10::Scalar(0)}, alpha)) {
+  std::vector<at::Tensor> results = results_like(self);
+  if (!chained({results, self, other}, &add_list_out_step, none(), alpha, {}, Writes::kFreshResults)) {
     return at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
   }
   return results;
 }
 void sub_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  if (!chained({self, other}, &sub_list_step, {c10::Scalar(0)}, alpha)) {
+  if (!chained({self, other}, &sub_list_step, none(), alpha)) {
     at::native::foreach_tensor_sub_list_kernel_slow_(self, other, alpha);
   }
 }
 void mul_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  if (!chained({self}, &mul_scalar_step, {scalar})) at::native::foreach_tensor_mul_scalar_kernel_slow_(self, scalar);
+  if (!chained({self}, &mul_scalar_step, one(scalar))) at::native::foreach_tensor_mul_scalar_kernel_slow_(self, scalar);
 }
 void mul_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self}, &mul_scalar_step, as_vector(scalars))) {
+  if (!chained({self}, &mul_scalar_step, each(scalars))) {
     at::native::foreach_tensor_mul_scalarlist_kernel_slow_(self, scalars);
   }
 }
 void mul_list_(at::TensorList self, at::TensorList other) {
-  if (!chained({self, other}, &mul_list_step, {c10::Scalar(0)})) {
+  if (!chained({self, other}, &mul_list_step, none())) {
     at::native::foreach_tensor_mul_list_kernel_slow_(self, other);
   }
 }
 void div_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  if (!chained({self}, &div_scalar_step, {scalar})) at::native::foreach_tensor_div_scalar_kernel_slow_(self, scalar);
+  if (!chained({self}, &div_scalar_step, one(scalar))) at::native::foreach_tensor_div_scalar_kernel_slow_(self, scalar);
 }
 void div_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self}, &div_scalar_step, as_vector(scalars))) {
+  if (!chained({self}, &div_scalar_step, each(scalars))) {
     at::native::foreach_tensor_div_scalarlist_kernel_slow_(self, scalars);
   }
 }
 void mul_tensor_(at::TensorList self, const at::Tensor& other) {
-  if (!chained({self}, &mul_list_step, {c10::Scalar(0)}, 1, other)) {
+  if (!chained({self}, &mul_list_step, none(), 1, other)) {
     at::native::foreach_tensor_mul_tensor_kernel_slow_(self, other);
   }
 }
 void div_tensor_(at::TensorList self, const at::Tensor& other) {
-  if (!chained({self}, &div_list_step, {c10::Scalar(0)}, 1, other)) {
+  if (!chained({self}, &div_list_step, none(), 1, other)) {
     at::native::foreach_tensor_div_tensor_kernel_slow_(self, other);
   }
 }
 void div_list_(at::TensorList self, at::TensorList other) {
-  if (!chained({self, other}, &div_list_step, {c10::Scalar(0)})) {
+  if (!chained({self, other}, &div_list_step, none())) {
     at::native::foreach_tensor_div_list_kernel_slow_(self, other);
   }
 }
 void lerp_scalar_(at::TensorList self, at::TensorList ends, const c10::Scalar& weight) {
-  if (!chained({self, ends}, &lerp_scalar_step, {weight})) {
+  if (!chained({self, ends}, &lerp_scalar_step, one(weight))) {
     at::native::foreach_tensor_lerp_list_kernel_slow_(self, ends, weight);
   }
 }
 void addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const c10::Scalar& value) {
-  if (!chained({self, tensor1, tensor2}, &addcmul_step, {value})) {
+  if (!chained({self, tensor1, tensor2}, &addcmul_step, one(value))) {
     at::native::foreach_tensor_addcmul_scalar_slow_(self, tensor1, tensor2, value);
   }
 }
 void addcmul_scalarlist_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
                          at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self, tensor1, tensor2}, &addcmul_step, as_vector(scalars))) {
+  if (!chained({self, tensor1, tensor2}, &addcmul_step, each(scalars))) {
     at::native::foreach_tensor_addcmul_scalarlist_slow_(self, tensor1, tensor2, scalars);
   }
 }
 void addcdiv_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const c10::Scalar& value) {
-  if (!chained({self, tensor1, tensor2}, &addcdiv_step, {value})) {
+  if (!chained({self, tensor1, tensor2}, &addcdiv_step, one(value))) {
     at::native::foreach_tensor_addcdiv_scalar_slow_(self, tensor1, tensor2, value);
   }
 }
 void addcdiv_scalarlist_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
                          at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self, tensor1, tensor2}, &addcdiv_step, as_vector(scalars))) {
+  if (!chained({self, tensor1, tensor2}, &addcdiv_step, each(scalars))) {
     at::native::foreach_tensor_addcdiv_scalarlist_slow_(self, tensor1, tensor2, scalars);
   }
 }
 void sqrt_(at::TensorList self) {
-  if (!chained({self}, &sqrt_step, {c10::Scalar(0)})) at::native::foreach_tensor_sqrt_slow_(self);
+  if (!chained({self}, &sqrt_step, none())) at::native::foreach_tensor_sqrt_slow_(self);
 }
 std::vector<at::Tensor> sqrt(at::TensorList self) {
-  if (!chainable({self}, {c10::Scalar(0)}, 1)) return at::native::foreach_tensor_sqrt_slow(self);
-  std::vector<at::ScalarType> dtypes;
-  for (const at::Tensor& tensor : self) dtypes.push_back(tensor.scalar_type());
-  std::vector<at::Tensor> results = results_like(self, dtypes);
-  if (!chained({results, self}, &sqrt_out_step, {c10::Scalar(0)})) return at::native::foreach_tensor_sqrt_slow(self);
+  if (!chainable({self}, none(), 1, {}, Writes::kFreshResults)) return at::native::foreach_tensor_sqrt_slow(self);
+  std::vector<at::Tensor> results = results_like(self);
+  if (!chained({results, self}, &sqrt_out_step, none(), 1, {}, Writes::kFreshResults)) {
+    return at::native::foreach_tensor_sqrt_slow(self);
+  }
   return results;
 }
 

@@ -26,10 +26,15 @@
 // separate calls would. Calls that join while the chain runs make a second
 // round, run tile by tile in turn (an optimizer step that finds the device
 // idle starts its first call at once). Otherwise the call starts a chain of
-// its own. Calls outside what chains cover (tensors on several devices,
-// non-contiguous or non-floating tensors, sizes that differ between lists,
-// memory the host cannot address, tensors of one call that overlap
-// otherwise) take PyTorch's per-tensor loop unchanged, with its errors.
+// its own. A chained call bumps the versions of the tensors it writes in
+// place, as the loop's in-place operators would, so autograd sees the change.
+//
+// Calls outside what chains cover take PyTorch's per-tensor loop unchanged,
+// with its errors: tensors on several devices, of several dtypes, not
+// contiguous or not floating, sizes that differ between lists, memory the
+// host cannot address, tensors of one call that overlap otherwise, numbers
+// a CPU kernel would fail to convert, in-place writes it would refuse. So no
+// chained call can fail on the worker where the CPU raises at the call.
 #pragma once
 
 #include <torch/library.h>
