@@ -167,7 +167,12 @@ def _inplace_check(op, sample, *, random: bool) -> None:
     variant = op.inplace_variant
 
     def run(s):
-        target = s.input.clone() if isinstance(s.input, torch.Tensor) else s.input
+        if isinstance(s.input, torch.Tensor):
+            target = s.input.clone()
+        elif isinstance(s.input, (list, tuple)) and all(isinstance(t, torch.Tensor) for t in s.input):
+            target = [t.clone() for t in s.input]  # a _foreach_ op's list: the CPU run must not write the sample's
+        else:
+            target = s.input
         result = variant(target, *s.args, **s.kwargs)
         torch.axon.synchronize()
         return result, target

@@ -9,10 +9,19 @@ import torch
 
 @functools.lru_cache(maxsize=1)
 def operators() -> list:
-    """op_db in a stable order (name, variant)."""
-    from torch.testing._internal.common_methods_invocations import op_db
+    """op_db and the _foreach_* OpInfos (kept apart from op_db upstream) in a stable order (name, variant)."""
+    from torch.testing._internal.common_methods_invocations import (
+        foreach_binary_op_db,
+        foreach_other_op_db,
+        foreach_pointwise_op_db,
+        foreach_reduce_op_db,
+        foreach_unary_op_db,
+        op_db,
+    )
 
-    return sorted(op_db, key=lambda op: (op.name, op.variant_test_name))
+    foreach = (foreach_unary_op_db + foreach_binary_op_db + foreach_pointwise_op_db + foreach_reduce_op_db
+               + foreach_other_op_db)
+    return sorted(op_db + foreach, key=lambda op: (op.name, op.variant_test_name))
 
 
 @functools.lru_cache(maxsize=1)
