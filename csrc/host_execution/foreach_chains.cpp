@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "compiled_execution/compiled_kernel.h"
-#include "core/check.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/stream_launch.h"
@@ -300,6 +299,14 @@ bool chainable(const std::vector<at::TensorList>& lists, const Numbers& numbers,
   return true;
 }
 
+// How many items `stream` has had queued, or 0 where the driver cannot tell
+// (one built before axon_stream_get_submission_count): then no chain is
+// ever joined, since a count read after a launch is never 0.
+uint64_t submission_count(axon_stream stream) {
+  uint64_t count = 0;
+  return axon_stream_get_submission_count(stream, &count) == AXON_SUCCESS ? count : 0;
+}
+
 // Queues the call `step` over `lists` (checked by chainable) on the current
 // stream, joining the stream's open chain where foreach_chains.h allows;
 // false, queuing nothing, if the call's own tensors overlap.
@@ -340,11 +347,11 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
   std::lock_guard<std::mutex> lock(open_chains_mutex);
   auto entry = std::find_if(open_chains().begin(), open_chains().end(),
                             [stream](const auto& open) { return open.first == stream; });
-  uint64_t submitted = 0;
-  AXON_CHECK(axon_stream_get_submission_count(stream, &submitted), "reading a stream's submission count");
+  const uint64_t submitted = submission_count(stream);
   if (entry != open_chains().end()) {
     Chain& chain = *entry->second;
-    if (chain.position_on_stream == submitted && chain.device == device && chain.numels == numels) {
+    if (chain.position_on_stream != 0 && chain.position_on_stream == submitted && chain.device == device &&
+        chain.numels == numels) {
       // The call's own extents are disjoint or exact copies of each other, so
       // checking each against the chain's alone is enough.
       const bool all_fit = std::all_of(extents.begin(), extents.end(), [&chain](const auto& entry) {
@@ -363,8 +370,7 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
   chain->extents = std::move(extents);
   chain->join(std::move(call));
   launch_on_stream(stream, "aten::_foreach_* (chain)", [chain] { chain->run(); });
-  uint64_t after = 0;
-  AXON_CHECK(axon_stream_get_submission_count(stream, &after), "reading a stream's submission count");
+  const uint64_t after = submission_count(stream);
   // Only if the launch alone was queued meanwhile is `after` the chain's own position.
   chain->position_on_stream = after == submitted + 1 ? after : 0;
   chains_started.fetch_add(1, std::memory_order_relaxed);
