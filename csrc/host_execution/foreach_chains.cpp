@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -61,7 +62,8 @@ Numbers one(const c10::Scalar& value) { return {{value}, false}; }
 Numbers none() { return one(0); }
 Numbers each(c10::ArrayRef<c10::Scalar> values) { return {{values.begin(), values.end()}, true}; }
 
-// What a call writes: the tensors of its first list in place, or fresh results there.
+// What a call writes: its first list's tensors in place, or fresh results
+// (made after chainable() has seen the inputs).
 enum class Writes { kInPlace, kFreshResults };
 
 // One _foreach_* call in a chain.
@@ -382,26 +384,31 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
   return true;
 }
 
-// Runs a call through chains if it can, else returns false (the caller then
-// runs PyTorch's per-tensor loop). A call that writes in place bumps its
-// tensors' versions, as the loop's in-place operators would, so autograd
-// still sees that they changed.
+// Runs an in-place call through chains if it can, else returns false (the
+// caller then runs PyTorch's per-tensor loop). It bumps the written tensors'
+// versions, as the loop's in-place operators would, so autograd still sees
+// that they changed.
 bool chained(const std::vector<at::TensorList>& lists, TileStep step, Numbers numbers, const c10::Scalar& alpha = 1,
-             const at::Tensor& number = {}, Writes writes = Writes::kInPlace) {
-  if (!chainable(lists, numbers, alpha, number, writes)) return false;
+             const at::Tensor& number = {}) {
+  if (!chainable(lists, numbers, alpha, number, Writes::kInPlace)) return false;
   c10::DeviceGuard guard(lists.front().front().device());
   if (!queue_call(lists, step, std::move(numbers.values), alpha, number)) return false;
-  if (writes == Writes::kInPlace) {
-    for (const at::Tensor& tensor : lists.front()) tensor.unsafeGetTensorImpl()->bump_version();
-  }
+  for (const at::Tensor& tensor : lists.front()) tensor.unsafeGetTensorImpl()->bump_version();
   return true;
 }
 
-// Fresh contiguous results for an out-of-place call over `self`.
-std::vector<at::Tensor> results_like(at::TensorList self) {
+// Runs an out-of-place call through chains if it can: `step` writes fresh
+// contiguous results, of the first input list's sizes and dtype, from
+// `inputs`. Nothing if chains cannot run it (the caller then runs the loop).
+std::optional<std::vector<at::Tensor>> chained_results(std::vector<at::TensorList> inputs, TileStep step,
+                                                       const c10::Scalar& alpha = 1) {
+  if (!chainable(inputs, none(), alpha, {}, Writes::kFreshResults)) return std::nullopt;
+  c10::DeviceGuard guard(inputs.front().front().device());
   std::vector<at::Tensor> results;
-  results.reserve(self.size());
-  for (const at::Tensor& tensor : self) results.push_back(at::empty(tensor.sizes(), tensor.options()));
+  results.reserve(inputs.front().size());
+  for (const at::Tensor& tensor : inputs.front()) results.push_back(at::empty(tensor.sizes(), tensor.options()));
+  inputs.insert(inputs.begin(), results);
+  if (!queue_call(inputs, step, none().values, alpha, {})) return std::nullopt;
   return results;
 }
 
@@ -440,14 +447,8 @@ void add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alp
   }
 }
 std::vector<at::Tensor> add_list(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  if (!chainable({self, other}, none(), alpha, {}, Writes::kFreshResults)) {
-    return at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
-  }
-  std::vector<at::Tensor> results = results_like(self);
-  if (!chained({results, self, other}, &add_list_out_step, none(), alpha, {}, Writes::kFreshResults)) {
-    return at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
-  }
-  return results;
+  std::optional<std::vector<at::Tensor>> results = chained_results({self, other}, &add_list_out_step, alpha);
+  return results ? *std::move(results) : at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
 }
 void sub_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
   if (!chained({self, other}, &sub_list_step, none(), alpha)) {
@@ -521,12 +522,8 @@ void sqrt_(at::TensorList self) {
   if (!chained({self}, &sqrt_step, none())) at::native::foreach_tensor_sqrt_slow_(self);
 }
 std::vector<at::Tensor> sqrt(at::TensorList self) {
-  if (!chainable({self}, none(), 1, {}, Writes::kFreshResults)) return at::native::foreach_tensor_sqrt_slow(self);
-  std::vector<at::Tensor> results = results_like(self);
-  if (!chained({results, self}, &sqrt_out_step, none(), 1, {}, Writes::kFreshResults)) {
-    return at::native::foreach_tensor_sqrt_slow(self);
-  }
-  return results;
+  std::optional<std::vector<at::Tensor>> results = chained_results({self}, &sqrt_out_step);
+  return results ? *std::move(results) : at::native::foreach_tensor_sqrt_slow(self);
 }
 
 }  // namespace
