@@ -325,23 +325,23 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
   std::vector<int64_t> numels(positions);
   Extents extents;
   bool disjoint = true;
+  // Aliases `tensor` for the worker and adds its memory, at `position`, to the call's extents.
+  auto add_operand = [&](const at::Tensor& tensor, std::size_t position) {
+    call.alias_of.push_back(call.aliases.add(tensor));
+    if (tensor.numel() == 0) return;
+    const auto begin = reinterpret_cast<uintptr_t>(tensor.const_data_ptr());
+    const Extent extent{begin + static_cast<uintptr_t>(tensor.nbytes()), position, tensor.itemsize()};
+    disjoint = disjoint && add_extent(extents, begin, extent);
+  };
   for (std::size_t list = 0; list < lists.size(); ++list) {
     for (std::size_t position = 0; position < positions; ++position) {
-      const at::Tensor& tensor = lists[list][position];
-      call.alias_of.push_back(call.aliases.add(tensor));
-      numels[position] = tensor.numel();
-      if (tensor.numel() == 0) continue;
-      const auto begin = reinterpret_cast<uintptr_t>(tensor.const_data_ptr());
-      const Extent extent{begin + static_cast<uintptr_t>(tensor.nbytes()), position, tensor.itemsize()};
-      disjoint = disjoint && add_extent(extents, begin, extent);
+      add_operand(lists[list][position], position);
+      numels[position] = lists[list][position].numel();
     }
   }
   if (number.defined()) {
     call.number_tensor = true;
-    call.alias_of.push_back(call.aliases.add(number));
-    const auto begin = reinterpret_cast<uintptr_t>(number.const_data_ptr());
-    const Extent extent{begin + static_cast<uintptr_t>(number.nbytes()), kEveryPosition, number.itemsize()};
-    disjoint = disjoint && add_extent(extents, begin, extent);
+    add_operand(number, kEveryPosition);
   }
   if (!disjoint) return false;
 
