@@ -31,17 +31,23 @@
 #include "compiled_execution/compiled_kernel.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/element_loop_proofs.h"
 #include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {
 
-std::atomic<int64_t> chains_started{0}, calls_joined{0};
+std::atomic<int64_t> chains_started{0}, calls_joined{0}, rounds_in_element_loops{0};
 
 // Elements of a tile: 128 KiB of float32 per tensor, so that the few tensors
 // a chain's calls touch at one tile stay in a core's L2 cache between calls
 // (16384 and 65536 measured the same). A multiple of every vector width.
 constexpr int64_t kTileElements = 32768;
+
+// Elements of a block: where every call of a round has an element loop
+// (element_loops.h), each runs on a block of a tile before the next call
+// does, so the block's few tensors stay in L1 (4 KiB of float32 each).
+constexpr int64_t kBlockElements = 1024;
 
 // Chains over fewer elements than this run on the worker's thread alone.
 constexpr int64_t kParallelFromElements = int64_t{1} << 18;
@@ -76,9 +82,19 @@ struct Call {
   DeferredAliases aliases;  // every tensor of every list
   // [list * positions + position], then the number tensor: its index in aliases.make().
   std::vector<std::size_t> alias_of;
+  // The loop proven to compute the call as `step` does (element_loop_proofs.h),
+  // or nullptr; its numbers, converted to the element type as the CPU kernel
+  // converts them; the element size.
+  ElementLoop loop = nullptr;
+  std::vector<double> loop_scalars;
+  double loop_alpha = 0;
+  std::size_t itemsize = 0;
 
   const c10::Scalar& scalar_at(std::size_t position) const {
     return scalars.size() == 1 ? scalars.front() : scalars[position];
+  }
+  double loop_scalar_at(std::size_t position) const {
+    return loop_scalars.size() == 1 ? loop_scalars.front() : loop_scalars[position];
   }
 };
 
@@ -170,6 +186,14 @@ class Chain {
       flat[i].reserve(calls[i].alias_of.size());
       for (std::size_t index : calls[i].alias_of) flat[i].push_back(made[index]);
     }
+    // Where every call has an element loop, the calls run block by block
+    // over raw pointers: each tensor's first element here.
+    const bool in_loops = std::all_of(calls.begin(), calls.end(), [](const Call& call) { return call.loop; });
+    std::vector<std::vector<char*>> bases(in_loops ? calls.size() : 0);
+    for (std::size_t i = 0; i < bases.size(); ++i) {
+      for (const at::Tensor& tensor : flat[i]) bases[i].push_back(static_cast<char*>(tensor.data_ptr()));
+    }
+    if (in_loops) rounds_in_element_loops.fetch_add(1, std::memory_order_relaxed);
     // Tiles in order, each with the count of elements before it, so that
     // the threads can share them out by elements rather than by tiles
     // (positions differ in size by orders of magnitude).
@@ -193,6 +217,10 @@ class Chain {
       std::array<at::Tensor, 4> views;
       for (; tile != tiles.end() && tile->elements_before < end; ++tile) {
         const int64_t length = std::min(kTileElements, numels[tile->position] - tile->first);
+        if (in_loops) {
+          run_blocks(calls, bases, tile->position, tile->first, length);
+          continue;
+        }
         for (std::size_t i = 0; i < calls.size(); ++i) {
           const Call& call = calls[i];
           for (std::size_t list = 0; list < call.lists; ++list) {
@@ -207,6 +235,27 @@ class Chain {
       run_tiles(0, elements);
     } else {
       at::parallel_for(0, elements, kTileElements, run_tiles);
+    }
+  }
+
+  // Runs every call's element loop on elements [first, first + length) at
+  // `position`, a block at a time.
+  void run_blocks(const std::vector<Call>& calls, const std::vector<std::vector<char*>>& bases, std::size_t position,
+                  int64_t first, int64_t length) const {
+    const std::size_t positions = numels.size();
+    for (int64_t done = 0; done < length; done += kBlockElements) {
+      const int64_t n = std::min(kBlockElements, length - done);
+      const auto element = static_cast<std::ptrdiff_t>(first + done);
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        const Call& call = calls[i];
+        std::array<char*, 4> operands{};
+        const std::ptrdiff_t offset = element * static_cast<std::ptrdiff_t>(call.itemsize);
+        for (std::size_t list = 0; list < call.lists; ++list) {
+          operands[list] = bases[i][list * positions + position] + offset;
+        }
+        if (call.number_tensor) operands[call.lists] = bases[i].back();
+        call.loop(operands.data(), n, call.loop_scalar_at(position), call.loop_alpha);
+      }
     }
   }
 
@@ -312,12 +361,25 @@ uint64_t submission_count(axon_stream stream) {
 // Queues the call `step` over `lists` (checked by chainable) on the current
 // stream, joining the stream's open chain where foreach_chains.h allows;
 // false, queuing nothing, if the call's own tensors overlap.
-bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::vector<c10::Scalar> scalars,
+bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, ElementOp op, std::vector<c10::Scalar> scalars,
                 const c10::Scalar& alpha, const at::Tensor& number) {
   const std::size_t positions = lists.front().size();
-  const c10::DeviceIndex device = lists.front().front().device().index();
+  const at::Tensor& first = lists.front().front();
+  const c10::DeviceIndex device = first.device().index();
   Call call;
   call.step = step;
+  call.loop = proven_element_loop(op, first.scalar_type());
+  if (call.loop) {
+    // As the CPU kernels convert them: to the element type, which is the
+    // type they compute in for float and double.
+    const bool is_double = first.scalar_type() == at::kDouble;
+    auto convert = [is_double](const c10::Scalar& value) {
+      return is_double ? value.to<double>() : static_cast<double>(value.to<float>());
+    };
+    for (const c10::Scalar& value : scalars) call.loop_scalars.push_back(convert(value));
+    call.loop_alpha = convert(alpha);
+  }
+  call.itemsize = first.itemsize();
   call.lists = lists.size();
   call.scalars = std::move(scalars);
   call.alpha = alpha;
@@ -388,11 +450,11 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, std::ve
 // caller then runs PyTorch's per-tensor loop). It bumps the written tensors'
 // versions, as the loop's in-place operators would, so autograd still sees
 // that they changed.
-bool chained(const std::vector<at::TensorList>& lists, TileStep step, Numbers numbers, const c10::Scalar& alpha = 1,
-             const at::Tensor& number = {}) {
+bool chained(const std::vector<at::TensorList>& lists, TileStep step, ElementOp op, Numbers numbers,
+             const c10::Scalar& alpha = 1, const at::Tensor& number = {}) {
   if (!chainable(lists, numbers, alpha, number, Writes::kInPlace)) return false;
   c10::DeviceGuard guard(lists.front().front().device());
-  if (!queue_call(lists, step, std::move(numbers.values), alpha, number)) return false;
+  if (!queue_call(lists, step, op, std::move(numbers.values), alpha, number)) return false;
   for (const at::Tensor& tensor : lists.front()) tensor.unsafeGetTensorImpl()->bump_version();
   return true;
 }
@@ -400,7 +462,7 @@ bool chained(const std::vector<at::TensorList>& lists, TileStep step, Numbers nu
 // Runs an out-of-place call through chains if it can: `step` writes fresh
 // contiguous results, of the first input list's sizes and dtype, from
 // `inputs`. Nothing if chains cannot run it (the caller then runs the loop).
-std::optional<std::vector<at::Tensor>> chained_results(std::vector<at::TensorList> inputs, TileStep step,
+std::optional<std::vector<at::Tensor>> chained_results(std::vector<at::TensorList> inputs, TileStep step, ElementOp op,
                                                        const c10::Scalar& alpha = 1) {
   if (!chainable(inputs, none(), alpha, {}, Writes::kFreshResults)) return std::nullopt;
   c10::DeviceGuard guard(inputs.front().front().device());
@@ -408,7 +470,7 @@ std::optional<std::vector<at::Tensor>> chained_results(std::vector<at::TensorLis
   results.reserve(inputs.front().size());
   for (const at::Tensor& tensor : inputs.front()) results.push_back(at::empty(tensor.sizes(), tensor.options()));
   inputs.insert(inputs.begin(), results);
-  if (!queue_call(inputs, step, none().values, alpha, {})) return std::nullopt;
+  if (!queue_call(inputs, step, op, none().values, alpha, {})) return std::nullopt;
   return results;
 }
 
@@ -434,95 +496,99 @@ void sqrt_out_step(at::Tensor* t, const c10::Scalar&, const c10::Scalar&) { at::
 // ---- the kernels ----------------------------------------------------------
 
 void add_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  if (!chained({self}, &add_scalar_step, one(scalar))) at::native::foreach_tensor_add_scalar_kernel_slow_(self, scalar);
+  if (!chained({self}, &add_scalar_step, ElementOp::kAddScalar, one(scalar)))
+    at::native::foreach_tensor_add_scalar_kernel_slow_(self, scalar);
 }
 void add_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self}, &add_scalar_step, each(scalars))) {
+  if (!chained({self}, &add_scalar_step, ElementOp::kAddScalar, each(scalars))) {
     at::native::foreach_tensor_add_scalarlist_kernel_slow_(self, scalars);
   }
 }
 void add_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  if (!chained({self, other}, &add_list_step, none(), alpha)) {
+  if (!chained({self, other}, &add_list_step, ElementOp::kAddList, none(), alpha)) {
     at::native::foreach_tensor_add_list_kernel_slow_(self, other, alpha);
   }
 }
 std::vector<at::Tensor> add_list(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  std::optional<std::vector<at::Tensor>> results = chained_results({self, other}, &add_list_out_step, alpha);
+  std::optional<std::vector<at::Tensor>> results =
+      chained_results({self, other}, &add_list_out_step, ElementOp::kAddListOut, alpha);
   return results ? *std::move(results) : at::native::foreach_tensor_add_list_kernel_slow(self, other, alpha);
 }
 void sub_list_(at::TensorList self, at::TensorList other, const c10::Scalar& alpha) {
-  if (!chained({self, other}, &sub_list_step, none(), alpha)) {
+  if (!chained({self, other}, &sub_list_step, ElementOp::kSubList, none(), alpha)) {
     at::native::foreach_tensor_sub_list_kernel_slow_(self, other, alpha);
   }
 }
 void mul_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  if (!chained({self}, &mul_scalar_step, one(scalar))) at::native::foreach_tensor_mul_scalar_kernel_slow_(self, scalar);
+  if (!chained({self}, &mul_scalar_step, ElementOp::kMulScalar, one(scalar)))
+    at::native::foreach_tensor_mul_scalar_kernel_slow_(self, scalar);
 }
 void mul_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self}, &mul_scalar_step, each(scalars))) {
+  if (!chained({self}, &mul_scalar_step, ElementOp::kMulScalar, each(scalars))) {
     at::native::foreach_tensor_mul_scalarlist_kernel_slow_(self, scalars);
   }
 }
 void mul_list_(at::TensorList self, at::TensorList other) {
-  if (!chained({self, other}, &mul_list_step, none())) {
+  if (!chained({self, other}, &mul_list_step, ElementOp::kMulList, none())) {
     at::native::foreach_tensor_mul_list_kernel_slow_(self, other);
   }
 }
 void div_scalar_(at::TensorList self, const c10::Scalar& scalar) {
-  if (!chained({self}, &div_scalar_step, one(scalar))) at::native::foreach_tensor_div_scalar_kernel_slow_(self, scalar);
+  if (!chained({self}, &div_scalar_step, ElementOp::kDivScalar, one(scalar)))
+    at::native::foreach_tensor_div_scalar_kernel_slow_(self, scalar);
 }
 void div_scalarlist_(at::TensorList self, at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self}, &div_scalar_step, each(scalars))) {
+  if (!chained({self}, &div_scalar_step, ElementOp::kDivScalar, each(scalars))) {
     at::native::foreach_tensor_div_scalarlist_kernel_slow_(self, scalars);
   }
 }
 void mul_tensor_(at::TensorList self, const at::Tensor& other) {
-  if (!chained({self}, &mul_list_step, none(), 1, other)) {
+  if (!chained({self}, &mul_list_step, ElementOp::kMulNumber, none(), 1, other)) {
     at::native::foreach_tensor_mul_tensor_kernel_slow_(self, other);
   }
 }
 void div_tensor_(at::TensorList self, const at::Tensor& other) {
-  if (!chained({self}, &div_list_step, none(), 1, other)) {
+  if (!chained({self}, &div_list_step, ElementOp::kDivNumber, none(), 1, other)) {
     at::native::foreach_tensor_div_tensor_kernel_slow_(self, other);
   }
 }
 void div_list_(at::TensorList self, at::TensorList other) {
-  if (!chained({self, other}, &div_list_step, none())) {
+  if (!chained({self, other}, &div_list_step, ElementOp::kDivList, none())) {
     at::native::foreach_tensor_div_list_kernel_slow_(self, other);
   }
 }
 void lerp_scalar_(at::TensorList self, at::TensorList ends, const c10::Scalar& weight) {
-  if (!chained({self, ends}, &lerp_scalar_step, one(weight))) {
+  if (!chained({self, ends}, &lerp_scalar_step, ElementOp::kLerpScalar, one(weight))) {
     at::native::foreach_tensor_lerp_list_kernel_slow_(self, ends, weight);
   }
 }
 void addcmul_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const c10::Scalar& value) {
-  if (!chained({self, tensor1, tensor2}, &addcmul_step, one(value))) {
+  if (!chained({self, tensor1, tensor2}, &addcmul_step, ElementOp::kAddcmul, one(value))) {
     at::native::foreach_tensor_addcmul_scalar_slow_(self, tensor1, tensor2, value);
   }
 }
 void addcmul_scalarlist_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
                          at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self, tensor1, tensor2}, &addcmul_step, each(scalars))) {
+  if (!chained({self, tensor1, tensor2}, &addcmul_step, ElementOp::kAddcmul, each(scalars))) {
     at::native::foreach_tensor_addcmul_scalarlist_slow_(self, tensor1, tensor2, scalars);
   }
 }
 void addcdiv_scalar_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2, const c10::Scalar& value) {
-  if (!chained({self, tensor1, tensor2}, &addcdiv_step, one(value))) {
+  if (!chained({self, tensor1, tensor2}, &addcdiv_step, ElementOp::kAddcdiv, one(value))) {
     at::native::foreach_tensor_addcdiv_scalar_slow_(self, tensor1, tensor2, value);
   }
 }
 void addcdiv_scalarlist_(at::TensorList self, at::TensorList tensor1, at::TensorList tensor2,
                          at::ArrayRef<c10::Scalar> scalars) {
-  if (!chained({self, tensor1, tensor2}, &addcdiv_step, each(scalars))) {
+  if (!chained({self, tensor1, tensor2}, &addcdiv_step, ElementOp::kAddcdiv, each(scalars))) {
     at::native::foreach_tensor_addcdiv_scalarlist_slow_(self, tensor1, tensor2, scalars);
   }
 }
 void sqrt_(at::TensorList self) {
-  if (!chained({self}, &sqrt_step, none())) at::native::foreach_tensor_sqrt_slow_(self);
+  if (!chained({self}, &sqrt_step, ElementOp::kSqrt, none())) at::native::foreach_tensor_sqrt_slow_(self);
 }
 std::vector<at::Tensor> sqrt(at::TensorList self) {
-  std::optional<std::vector<at::Tensor>> results = chained_results({self}, &sqrt_out_step);
+  std::optional<std::vector<at::Tensor>> results = chained_results({self}, &sqrt_out_step, ElementOp::kSqrtOut);
   return results ? *std::move(results) : at::native::foreach_tensor_sqrt_slow(self);
 }
 
@@ -553,5 +619,6 @@ void register_foreach_kernels(torch::Library& library) {
 
 int64_t foreach_chains_started() { return chains_started.load(std::memory_order_relaxed); }
 int64_t foreach_calls_joined() { return calls_joined.load(std::memory_order_relaxed); }
+int64_t foreach_rounds_in_element_loops() { return rounds_in_element_loops.load(std::memory_order_relaxed); }
 
 }  // namespace axon

@@ -49,5 +49,7 @@ void register_foreach_kernels(torch::Library& library);
 // Calls so far that started a chain, and that joined one; for tests.
 int64_t foreach_chains_started();
 int64_t foreach_calls_joined();
+// Rounds of chained calls that ran in element loops (element_loops.h); for tests.
+int64_t foreach_rounds_in_element_loops();
 
 }  // namespace axon

@@ -20,6 +20,7 @@
 #include "core/device_allocator.h"
 #include "core/stream.h"
 #include "host_execution/direct_kernels.h"
+#include "host_execution/element_loop_proofs.h"
 #include "host_execution/foreach_chains.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
@@ -107,6 +108,38 @@ void init_testing(py::module_& m) {
   testing.def("foreach_chains_started", &foreach_chains_started,
               "_foreach_* calls that started a chain (host_execution/foreach_chains.h)");
   testing.def("foreach_calls_joined", &foreach_calls_joined, "_foreach_* calls that joined a queued chain");
+  testing.def("foreach_rounds_in_element_loops", &foreach_rounds_in_element_loops,
+              "rounds of chained calls that ran in proven element loops (host_execution/element_loops.h)");
+  testing.def("set_element_loops_enabled", &set_element_loops_enabled, py::arg("enabled"),
+              "False: chains run the CPU kernels tile by tile, for comparisons");
+  testing.def("element_loops_enabled", &element_loops_enabled);
+  py::enum_<ElementOp>(testing, "ElementOp")
+      .value("add_scalar", ElementOp::kAddScalar)
+      .value("add_list", ElementOp::kAddList)
+      .value("sub_list", ElementOp::kSubList)
+      .value("add_list_out", ElementOp::kAddListOut)
+      .value("mul_scalar", ElementOp::kMulScalar)
+      .value("mul_list", ElementOp::kMulList)
+      .value("mul_number", ElementOp::kMulNumber)
+      .value("div_scalar", ElementOp::kDivScalar)
+      .value("div_list", ElementOp::kDivList)
+      .value("div_number", ElementOp::kDivNumber)
+      .value("lerp_scalar", ElementOp::kLerpScalar)
+      .value("addcmul", ElementOp::kAddcmul)
+      .value("addcdiv", ElementOp::kAddcdiv)
+      .value("sqrt", ElementOp::kSqrt)
+      .value("sqrt_out", ElementOp::kSqrtOut);
+  testing.def(
+      "element_loop_candidates_proven",
+      [](ElementOp op, bool is_double) {
+        const at::ScalarType dtype = is_double ? at::kDouble : at::kFloat;
+        std::vector<bool> proven;
+        for (std::size_t i = 0; i < element_loop_candidate_count(op, dtype); ++i) {
+          proven.push_back(element_loop_candidate_proven(op, dtype, i));
+        }
+        return proven;
+      },
+      py::arg("op"), py::arg("is_double"), "per candidate loop of `op`, whether its proof passes now");
   testing.def("device_activity_recording", &device_activity_recording,
               "whether a profiler session is recording the device's activity now");
   testing.def(

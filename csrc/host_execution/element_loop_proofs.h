@@ -1,0 +1,41 @@
+// Which element loop (element_loops.h) reproduces a CPU kernel, proven on
+// this machine.
+//
+// Why: whether PyTorch's CPU kernel for, say, addcmul_ rounds its product
+// before the sum depends on how that kernel was compiled (a fused
+// multiply-add where the compiler contracted one, or where ATen calls one)
+// and on the instruction set it picked at load. Nothing in the wheel states
+// it, so the first call that needs a loop runs each candidate and the CPU
+// kernel over the same probe values and keeps the first candidate whose
+// every element matches: through the kernel's vectorized path (one long
+// tensor) and its scalar path (slices shorter than a vector), for weights
+// below and above one half, negative and tiny numbers, and infinities,
+// zeros and NaNs among the elements. Equal means the same bits, except that
+// any NaN equals any NaN (their sign and payload follow operand order,
+// which neither side fixes). Where no candidate matches, or the CPU kernel's
+// two paths disagree with each other, there is no loop and chains run the
+// CPU kernel itself.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include "host_execution/element_loops.h"
+
+namespace axon {
+
+// The loop that computes `op` on `dtype` elements as this machine's CPU
+// kernel does, or nullptr (any dtype but float and double, or no candidate
+// proven). The proof runs once per operator and dtype, on the first caller.
+ElementLoop proven_element_loop(ElementOp op, at::ScalarType dtype);
+
+// For tests: how many candidates `op` has on `dtype` (float or double), and
+// whether candidate `index` reproduces the CPU kernel (runs its proof anew).
+std::size_t element_loop_candidate_count(ElementOp op, at::ScalarType dtype);
+bool element_loop_candidate_proven(ElementOp op, at::ScalarType dtype, std::size_t index);
+
+// For tests and benchmarks: when false, proven_element_loop returns nullptr
+// (chains then run the CPU kernels tile by tile).
+void set_element_loops_enabled(bool enabled);
+bool element_loops_enabled();
+
+}  // namespace axon
