@@ -16,6 +16,8 @@
 #include <limits>
 #include <mutex>
 
+#include "host_execution/one_host_thread.h"
+
 namespace axon {
 namespace {
 
@@ -23,8 +25,8 @@ constexpr int kOps = static_cast<int>(ElementOp::kCount);
 
 // Elements of the probe: a long run for the vectorized path, with a tail.
 constexpr int64_t kProbeElements = 4096 + 13;
-// Slices shorter than any vector the CPU kernels use (8 float lanes, 4
-// double), so that ATen computes every element of a slice on its scalar
+// Slices of three elements, shorter than a vector of any width the CPU
+// kernels use, so that ATen computes every element of a slice on its scalar
 // path; over the probe's first elements only, since each slice is a call.
 constexpr int64_t kScalarSlice = 3;
 constexpr int64_t kScalarProbeElements = 600;
@@ -165,7 +167,7 @@ bool proves(ElementOp op, ElementLoop loop, at::ScalarType dtype) {
       const auto offset = static_cast<std::ptrdiff_t>(first) * static_cast<std::ptrdiff_t>(sizeof(T));
       char* operands[4] = {bases[0] + offset, number_operand ? bases[1] : bases[1] + offset, bases[2] + offset,
                            nullptr};
-      loop(operands, length, static_cast<double>(scalar.to<T>()), static_cast<double>(alpha.to<T>()));
+      loop(operands, length, element_loop_number(scalar, dtype), element_loop_alpha(op, alpha, dtype));
     }
     const at::Tensor scalar_prefix = scalar_path.narrow(0, 0, kScalarProbeElements);
     if (!same_values<T>(vectorized.narrow(0, 0, kScalarProbeElements), scalar_prefix) ||
@@ -179,6 +181,11 @@ bool proves(ElementOp op, ElementLoop loop, at::ScalarType dtype) {
 bool proves(ElementOp op, ElementLoop loop, at::ScalarType dtype) {
   // Probe tensors are plain CPU temporaries: no autograd, no versions.
   c10::InferenceMode inference;
+  // On the dispatching thread: a parallel region here (ATen's vector math
+  // splits 4109 elements) would give this thread an OpenMP team of its own,
+  // which slows every parallel kernel of the device's worker from then on
+  // (one_host_thread.h).
+  const OneHostThreadScope one_thread;
   return dtype == at::kDouble ? proves<double>(op, loop, dtype) : proves<float>(op, loop, dtype);
 }
 
@@ -203,6 +210,14 @@ ElementLoop proven_element_loop(ElementOp op, at::ScalarType dtype) {
   const int index = static_cast<int>(op);
   std::call_once(proved[index][kind], [&] { chosen[index][kind] = choose(op, dtype); });
   return chosen[index][kind];
+}
+
+double element_loop_number(const c10::Scalar& number, at::ScalarType dtype) {
+  return dtype == at::kDouble ? number.to<double>() : static_cast<double>(number.to<float>());
+}
+
+double element_loop_alpha(ElementOp op, const c10::Scalar& alpha, at::ScalarType dtype) {
+  return element_loop_number(op == ElementOp::kSubList ? -alpha : alpha, dtype);
 }
 
 std::size_t element_loop_candidate_count(ElementOp op, at::ScalarType dtype) {

@@ -17,6 +17,7 @@
 // CPU kernel itself.
 #pragma once
 
+#include <c10/core/Scalar.h>
 #include <c10/core/ScalarType.h>
 
 #include "host_execution/element_loops.h"
@@ -27,6 +28,14 @@ namespace axon {
 // kernel does, or nullptr (any dtype but float and double, or no candidate
 // proven). The proof runs once per operator and dtype, on the first caller.
 ElementLoop proven_element_loop(ElementOp op, at::ScalarType dtype);
+
+// A call's number as its loop takes it: converted to the element type
+// (float or double) as the CPU kernel converts it, held exactly in a double.
+double element_loop_number(const c10::Scalar& number, at::ScalarType dtype);
+// A call's alpha as `op`'s loop takes it: for sub, negated first as a Scalar
+// (ATen's sub is add with -alpha, negated before any conversion, so an
+// integer's negation wraps as it does there).
+double element_loop_alpha(ElementOp op, const c10::Scalar& alpha, at::ScalarType dtype);
 
 // For tests: how many candidates `op` has on `dtype` (float or double), and
 // whether candidate `index` reproduces the CPU kernel (runs its proof anew).

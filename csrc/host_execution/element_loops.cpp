@@ -42,8 +42,6 @@ struct Formulas {
   static T add_scalar(T x, T, T, T s, T) { return x + s; }
   static T add_fused(T x, T y, T, T, T a) { return fused_multiply_add(y, a, x); }
   static T add_rounded(T x, T y, T, T, T a) { return x + a * y; }
-  static T sub_fused(T x, T y, T, T, T a) { return fused_multiply_add(y, -a, x); }
-  static T sub_rounded(T x, T y, T, T, T a) { return x - a * y; }
   static T mul_scalar(T x, T, T, T s, T) { return x * s; }
   static T mul(T x, T y, T, T, T) { return x * y; }
   static T div_scalar(T x, T, T, T s, T) { return x / s; }
@@ -113,8 +111,6 @@ template <typename T, Shape shape, T (*formula)(T, T, T, T, T)>
 AXON_ELEMENT_LOOP(add_scalar, kUnary, add_scalar)
 AXON_ELEMENT_LOOP(add_fused, kBinary, add_fused)
 AXON_ELEMENT_LOOP(add_rounded, kBinary, add_rounded)
-AXON_ELEMENT_LOOP(sub_fused, kBinary, sub_fused)
-AXON_ELEMENT_LOOP(sub_rounded, kBinary, sub_rounded)
 AXON_ELEMENT_LOOP(add_out_fused, kBinaryOut, add_fused)
 AXON_ELEMENT_LOOP(add_out_rounded, kBinaryOut, add_rounded)
 AXON_ELEMENT_LOOP(mul_scalar, kUnary, mul_scalar)
@@ -166,7 +162,7 @@ struct Candidates {
 const Candidates kCandidates[] = {
     AXON_ONE(add_scalar),                      // kAddScalar
     AXON_TWO(add_fused, add_rounded),          // kAddList
-    AXON_TWO(sub_fused, sub_rounded),          // kSubList
+    AXON_TWO(add_fused, add_rounded),          // kSubList, with alpha negated
     AXON_TWO(add_out_fused, add_out_rounded),  // kAddListOut
     AXON_ONE(mul_scalar),                      // kMulScalar
     AXON_ONE(mul),                             // kMulList

@@ -32,7 +32,7 @@ using ElementLoop = void (*)(char* const* operands, int64_t n, double scalar, do
 enum class ElementOp : int {
   kAddScalar,   // x + s
   kAddList,     // x + a*y (add_ with alpha)
-  kSubList,     // x - a*y (sub_ with alpha)
+  kSubList,     // x + a*y with a = -alpha (sub_; see element_loop_alpha)
   kAddListOut,  // y + a*z (result list first)
   kMulScalar,   // x * s
   kMulList,     // x * y

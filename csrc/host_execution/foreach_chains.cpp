@@ -368,16 +368,11 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, Element
   const c10::DeviceIndex device = first.device().index();
   Call call;
   call.step = step;
-  call.loop = proven_element_loop(op, first.scalar_type());
+  const at::ScalarType dtype = first.scalar_type();
+  call.loop = proven_element_loop(op, dtype);
   if (call.loop) {
-    // As the CPU kernels convert them: to the element type, which is the
-    // type they compute in for float and double.
-    const bool is_double = first.scalar_type() == at::kDouble;
-    auto convert = [is_double](const c10::Scalar& value) {
-      return is_double ? value.to<double>() : static_cast<double>(value.to<float>());
-    };
-    for (const c10::Scalar& value : scalars) call.loop_scalars.push_back(convert(value));
-    call.loop_alpha = convert(alpha);
+    for (const c10::Scalar& value : scalars) call.loop_scalars.push_back(element_loop_number(value, dtype));
+    call.loop_alpha = element_loop_alpha(op, alpha, dtype);
   }
   call.itemsize = first.itemsize();
   call.lists = lists.size();
