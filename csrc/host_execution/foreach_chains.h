@@ -17,13 +17,13 @@
 // run in those loops a 1024-element block at a time, so the block stays in
 // L1 and no call pays for a TensorIterator per tile. Otherwise the CPU
 // kernels compute every tile (Tensor::mul_ and the others over views).
-// Either way an element gets the value the CPU kernel gives it wherever its
-// loop starts, so the values are those of the calls run one after the
+// The CPU kernels these calls use give an element the same value wherever
+// their loop starts, so the values are those of the calls run one after the
 // other, bit for bit (tests/test_foreach_chains.py, test_element_loops.py).
-// The one exception is the CPU's own: on half and bfloat16, add and sub
-// with an alpha round an element differently on their vectorized and scalar
-// paths, so the CPU's values depend on where its threads split a tensor;
-// chains give those of an undivided tensor (the CPU on one thread).
+// The exception is in the CPU's own kernels: on half and bfloat16, add and
+// sub with an alpha round an element differently on their vectorized and
+// scalar paths, so the CPU's values depend on where its threads split a
+// tensor; chains give those of an undivided tensor (the CPU on one thread).
 //
 // A call joins the chain its stream last started when the chain has not
 // finished, nothing else has been queued on the stream since
