@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <vector>
 
 #include "host_execution/one_host_thread.h"
 
@@ -136,8 +137,11 @@ bool same_values(const at::Tensor& a, const at::Tensor& b) {
   return true;
 }
 
+// Per candidate of `op` on `dtype`, whether it gives the CPU kernel's values
+// on every probe. The CPU kernel runs once per probe numbers, for all of them.
 template <typename T>
-bool proves(ElementOp op, ElementLoop loop, at::ScalarType dtype) {
+std::vector<bool> verdicts(ElementOp op, at::ScalarType dtype, const ElementLoop* candidates, std::size_t count) {
+  std::vector<bool> proven(count, true);
   const auto options = at::TensorOptions().dtype(dtype);
   at::Tensor x = at::empty({kProbeElements}, options);
   at::Tensor y = at::empty({kProbeElements}, options);
@@ -158,42 +162,37 @@ bool proves(ElementOp op, ElementLoop loop, at::ScalarType dtype) {
       run_cpu_kernel(op, slice, number_operand ? y : y.narrow(0, first, length), z.narrow(0, first, length), scalar,
                      alpha);
     }
-    // The loop, in blocks of uneven lengths, as chains cut tiles.
-    at::Tensor looped = x.clone();
-    char* const bases[3] = {static_cast<char*>(looped.mutable_data_ptr()), static_cast<char*>(y.mutable_data_ptr()),
-                            static_cast<char*>(z.mutable_data_ptr())};
-    for (int64_t first = 0, block = 1; first < kProbeElements; first += block, block = block * 3 + 1) {
-      const int64_t length = std::min(block, kProbeElements - first);
-      const auto offset = static_cast<std::ptrdiff_t>(first) * static_cast<std::ptrdiff_t>(sizeof(T));
-      char* operands[4] = {bases[0] + offset, number_operand ? bases[1] : bases[1] + offset, bases[2] + offset,
-                           nullptr};
-      loop(operands, length, element_loop_number(scalar, dtype), element_loop_alpha(op, alpha, dtype));
+    // Where the kernel's two paths disagree, no loop can give both.
+    if (!same_values<T>(vectorized.narrow(0, 0, kScalarProbeElements),
+                        scalar_path.narrow(0, 0, kScalarProbeElements))) {
+      return std::vector<bool>(count, false);
     }
-    const at::Tensor scalar_prefix = scalar_path.narrow(0, 0, kScalarProbeElements);
-    if (!same_values<T>(vectorized.narrow(0, 0, kScalarProbeElements), scalar_prefix) ||
-        !same_values<T>(vectorized, looped)) {
-      return false;
+    for (std::size_t candidate = 0; candidate < count; ++candidate) {
+      if (!proven[candidate]) continue;
+      // The loop, in blocks of uneven lengths, as chains cut tiles.
+      at::Tensor looped = x.clone();
+      char* const bases[3] = {static_cast<char*>(looped.mutable_data_ptr()), static_cast<char*>(y.mutable_data_ptr()),
+                              static_cast<char*>(z.mutable_data_ptr())};
+      for (int64_t first = 0, block = 1; first < kProbeElements; first += block, block = block * 3 + 1) {
+        const int64_t length = std::min(block, kProbeElements - first);
+        const auto offset = static_cast<std::ptrdiff_t>(first) * static_cast<std::ptrdiff_t>(sizeof(T));
+        char* operands[4] = {bases[0] + offset, number_operand ? bases[1] : bases[1] + offset, bases[2] + offset,
+                             nullptr};
+        candidates[candidate](operands, length, element_loop_number(scalar, dtype),
+                              element_loop_alpha(op, alpha, dtype));
+      }
+      proven[candidate] = same_values<T>(vectorized, looped);
     }
   }
-  return true;
-}
-
-bool proves(ElementOp op, ElementLoop loop, at::ScalarType dtype) {
-  // Probe tensors are plain CPU temporaries: no autograd, no versions.
-  c10::InferenceMode inference;
-  // On the dispatching thread: a parallel region here (ATen's vector math
-  // splits 4109 elements) would give this thread an OpenMP team of its own,
-  // which slows every parallel kernel of the device's worker from then on
-  // (one_host_thread.h).
-  const OneHostThreadScope one_thread;
-  return dtype == at::kDouble ? proves<double>(op, loop, dtype) : proves<float>(op, loop, dtype);
+  return proven;
 }
 
 ElementLoop choose(ElementOp op, at::ScalarType dtype) {
+  const std::vector<bool> proven = element_loop_candidates_proven(op, dtype);
   std::size_t count = 0;
   const ElementLoop* candidates = element_loop_candidates(op, dtype == at::kDouble, &count);
   for (std::size_t i = 0; i < count; ++i) {
-    if (proves(op, candidates[i], dtype)) return candidates[i];
+    if (proven[i]) return candidates[i];
   }
   return nullptr;
 }
@@ -201,6 +200,21 @@ ElementLoop choose(ElementOp op, at::ScalarType dtype) {
 std::atomic<bool> enabled{true};
 
 }  // namespace
+
+std::vector<bool> element_loop_candidates_proven(ElementOp op, at::ScalarType dtype) {
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble, "element loops are for float and double, not ", dtype);
+  // Probe tensors are plain CPU temporaries: no autograd, no versions.
+  c10::InferenceMode inference;
+  // On the dispatching thread: a parallel region here (ATen's vector math
+  // splits 4109 elements) would give this thread an OpenMP team of its own,
+  // which slows every parallel kernel of the device's worker from then on
+  // (one_host_thread.h).
+  const OneHostThreadScope one_thread;
+  std::size_t count = 0;
+  const ElementLoop* candidates = element_loop_candidates(op, dtype == at::kDouble, &count);
+  return dtype == at::kDouble ? verdicts<double>(op, dtype, candidates, count)
+                              : verdicts<float>(op, dtype, candidates, count);
+}
 
 ElementLoop proven_element_loop(ElementOp op, at::ScalarType dtype) {
   if (!enabled.load(std::memory_order_relaxed) || (dtype != at::kFloat && dtype != at::kDouble)) return nullptr;
@@ -218,20 +232,6 @@ double element_loop_number(const c10::Scalar& number, at::ScalarType dtype) {
 
 double element_loop_alpha(ElementOp op, const c10::Scalar& alpha, at::ScalarType dtype) {
   return element_loop_number(op == ElementOp::kSubList ? -alpha : alpha, dtype);
-}
-
-std::size_t element_loop_candidate_count(ElementOp op, at::ScalarType dtype) {
-  std::size_t count = 0;
-  element_loop_candidates(op, dtype == at::kDouble, &count);
-  return count;
-}
-
-bool element_loop_candidate_proven(ElementOp op, at::ScalarType dtype, std::size_t index) {
-  std::size_t count = 0;
-  const ElementLoop* candidates = element_loop_candidates(op, dtype == at::kDouble, &count);
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble, "element loops are for float and double, not ", dtype);
-  TORCH_CHECK(index < count, "candidate ", index, " of ", count);
-  return proves(op, candidates[index], dtype);
 }
 
 void set_element_loops_enabled(bool value) { enabled.store(value, std::memory_order_relaxed); }

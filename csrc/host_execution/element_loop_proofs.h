@@ -20,6 +20,8 @@
 #include <c10/core/Scalar.h>
 #include <c10/core/ScalarType.h>
 
+#include <vector>
+
 #include "host_execution/element_loops.h"
 
 namespace axon {
@@ -37,10 +39,10 @@ double element_loop_number(const c10::Scalar& number, at::ScalarType dtype);
 // integer's negation wraps as it does there).
 double element_loop_alpha(ElementOp op, const c10::Scalar& alpha, at::ScalarType dtype);
 
-// For tests: how many candidates `op` has on `dtype` (float or double), and
-// whether candidate `index` reproduces the CPU kernel (runs its proof anew).
-std::size_t element_loop_candidate_count(ElementOp op, at::ScalarType dtype);
-bool element_loop_candidate_proven(ElementOp op, at::ScalarType dtype, std::size_t index);
+// Per candidate of `op` on `dtype` (float or double), in order, whether it
+// reproduces the CPU kernel: the proof, run anew (proven_element_loop keeps
+// the first that does; tests ask for all).
+std::vector<bool> element_loop_candidates_proven(ElementOp op, at::ScalarType dtype);
 
 // For tests and benchmarks: when false, proven_element_loop returns nullptr
 // (chains then run the CPU kernels tile by tile).

@@ -132,12 +132,7 @@ void init_testing(py::module_& m) {
   testing.def(
       "element_loop_candidates_proven",
       [](ElementOp op, bool is_double) {
-        const at::ScalarType dtype = is_double ? at::kDouble : at::kFloat;
-        std::vector<bool> proven;
-        for (std::size_t i = 0; i < element_loop_candidate_count(op, dtype); ++i) {
-          proven.push_back(element_loop_candidate_proven(op, dtype, i));
-        }
-        return proven;
+        return element_loop_candidates_proven(op, is_double ? at::kDouble : at::kFloat);
       },
       py::arg("op"), py::arg("is_double"), "per candidate loop of `op`, whether its proof passes now");
   testing.def("device_activity_recording", &device_activity_recording,
