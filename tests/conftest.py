@@ -15,6 +15,18 @@ import torch
 import torch_axon
 
 
+def assert_same_bits(expected_tensors, got_tensors):
+    """Each got tensor (any device) has its expected CPU tensor's dtype, shape and bytes; a NaN matches any
+    NaN, since a NaN's sign and payload follow operand order, which neither side fixes."""
+    assert len(expected_tensors) == len(got_tensors)
+    for expected, got in zip(expected_tensors, got_tensors):
+        got = got.cpu()
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        bytes_of = lambda t: t.reshape(-1).view(torch.uint8).view(t.numel(), t.element_size())  # noqa: E731
+        same = (bytes_of(got) == bytes_of(expected)).all(1)
+        assert (same | (got.reshape(-1).isnan() & expected.reshape(-1).isnan())).all()
+
+
 @contextlib.contextmanager
 def closed_gate(stream: torch.Stream | None = None):
     """Holds `stream` (default: the current axon stream) until the block exits.

@@ -11,7 +11,7 @@ import math
 
 import pytest
 import torch
-from conftest import closed_gate
+from conftest import assert_same_bits, closed_gate
 
 import torch_axon
 
@@ -38,15 +38,6 @@ def lists(dtype, seed):
     generator = torch.Generator().manual_seed(seed)
     cpu = [awkward_values(size, generator).to(dtype) for size in SIZES]
     return cpu, [t.to("axon") for t in cpu]
-
-
-def assert_same(cpu, axon):
-    for expected, got in zip(cpu, axon):
-        got = got.cpu()
-        assert got.dtype == expected.dtype and got.shape == expected.shape
-        bytes_of = lambda t: t.reshape(-1).view(torch.uint8).view(t.numel(), t.element_size())  # noqa: E731
-        same = (bytes_of(got) == bytes_of(expected)).all(1)
-        assert (same | (got.view(-1).isnan() & expected.view(-1).isnan())).all()
 
 
 # Each chained operator, as (its element op, the call on lists x, y, z).
@@ -91,7 +82,7 @@ def test_every_chained_operator_runs_in_a_proven_loop_with_the_cpus_values(dtype
     assert testing.foreach_rounds_in_element_loops() == rounds + 1
     if expected is None:  # in place
         expected, got = x, ax
-    assert_same(expected, got)
+    assert_same_bits(expected, got)
 
 
 # The operators whose CPU kernel could round either way: exactly one of the
@@ -145,8 +136,8 @@ def test_adamw_with_clipping_matches_the_cpu_and_the_cpu_kernels_path_bit_for_bi
         assert testing.foreach_rounds_in_element_loops() == rounds
     finally:
         testing.set_element_loops_enabled(True)
-    assert_same(expected, in_loops)
-    assert_same(expected, in_cpu_kernels)
+    assert_same_bits(expected, in_loops)
+    assert_same_bits(expected, in_cpu_kernels)
 
 
 def test_a_round_with_a_call_without_a_loop_runs_every_call_through_the_cpu_kernels():
@@ -167,5 +158,5 @@ def test_a_round_with_a_call_without_a_loop_runs_every_call_through_the_cpu_kern
     torch._foreach_mul_(cpu, 0.5)
     torch._foreach_add_(cpu_half, 0.25)
     torch._foreach_mul_(cpu, 3.0)
-    assert_same(cpu, axon)
-    assert_same(cpu_half, axon_half)
+    assert_same_bits(cpu, axon)
+    assert_same_bits(cpu_half, axon_half)
