@@ -116,24 +116,42 @@ at::Tensor fresh(c10::IntArrayRef sizes, at::ScalarType dtype) {
                                    c10::MemoryFormat::Contiguous);
 }
 
+// A direct kernel's launch: the description of its operands' aliases, where
+// each operand's alias is, and the body, all in the one allocation.
+template <std::size_t N, class Body>
+class DirectLaunch final : public HostLaunch {
+ public:
+  explicit DirectLaunch(Body body) : body_(std::move(body)) {}
+
+  // Queues this launch on the current stream of `device` over `tensors`.
+  static void queue(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors, Body body) {
+    auto launch = std::make_unique<DirectLaunch>(std::move(body));
+    for (std::size_t i = 0; i < N; ++i) launch->positions_[i] = launch->aliases_.add(*tensors[i]);
+    const std::size_t bytes = launch->aliases_.bytes_covered();
+    launches.fetch_add(1, std::memory_order_relaxed);
+    launch_on_stream(current_stream_handle(device.index()), name, bytes, std::move(launch));
+  }
+
+  void run() override {
+    const c10::SmallVector<at::Tensor, 4> made = aliases_.make();
+    std::array<at::Tensor, N> operands;
+    for (std::size_t i = 0; i < N; ++i) operands[i] = made[positions_[i]];
+    body_(operands);
+  }
+
+ private:
+  DeferredAliases aliases_;
+  std::array<std::size_t, N> positions_{};
+  Body body_;
+};
+
 // Queues `body` on the current stream of `device`. It receives CPU aliases
 // of `tensors` (in that order; a tensor given twice gets one alias), made
 // on the worker. `body` captures only values made for the call.
 template <std::size_t N, class Body>
 void queue_over_aliases(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors,
                         Body body) {
-  DeferredAliases aliases;
-  std::array<std::size_t, N> positions{};
-  for (std::size_t i = 0; i < N; ++i) positions[i] = aliases.add(*tensors[i]);
-  const std::size_t bytes = aliases.bytes_covered();
-  launches.fetch_add(1, std::memory_order_relaxed);
-  launch_on_stream(current_stream_handle(device.index()), name, bytes,
-                   [aliases = std::move(aliases), positions, body = std::move(body)]() {
-                     const c10::SmallVector<at::Tensor, 4> made = aliases.make();
-                     std::array<at::Tensor, N> operands;
-                     for (std::size_t i = 0; i < N; ++i) operands[i] = made[positions[i]];
-                     body(operands);
-                   });
+  DirectLaunch<N, Body>::queue(name, device, tensors, std::move(body));
 }
 
 // A Python number passed as a binary operator's operand (ATen wraps it in a

@@ -201,6 +201,44 @@ void call_with_results_in_place(const c10::OperatorHandle& op, torch::jit::Stack
   });
 }
 
+// A generic call queued with aliases the worker makes: the CPU kernel, the
+// call's values, where each operand's and result's alias is, and the
+// aliases' description, all in the one allocation.
+class DeferredAliasCall final : public HostLaunch {
+ public:
+  explicit DeferredAliasCall(c10::OperatorHandle kernel) : kernel_(std::move(kernel)) {}
+
+  DeferredAliases aliases;
+  // Per operand of the CPU kernel: its value (non-tensors, CPU numbers,
+  // undefined tensors), or the position of its alias.
+  c10::SmallVector<c10::IValue, 8> values;
+  c10::SmallVector<int, 8> operand_aliases;
+  // kCopyBack: where each fresh result is delivered (-1: none, or returned aliasing an argument).
+  c10::SmallVector<int, 4> result_aliases;
+
+  void run() override {
+    // Made, used and freed here on the worker; the values stay with the launch.
+    const c10::SmallVector<at::Tensor, 4> made = aliases.make();
+    torch::jit::Stack stack;
+    stack.reserve(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      stack.push_back(operand_aliases[i] >= 0 ? c10::IValue(made[operand_aliases[i]]) : values[i]);
+    }
+    if (result_aliases.empty()) {
+      kernel_.callBoxed(stack);
+      return;
+    }
+    std::vector<at::Tensor> destinations(result_aliases.size());
+    for (size_t i = 0; i < result_aliases.size(); ++i) {
+      if (result_aliases[i] >= 0) destinations[i] = made[result_aliases[i]];
+    }
+    call_with_results_in_place(kernel_, std::move(stack), destinations);
+  }
+
+ private:
+  c10::OperatorHandle kernel_;
+};
+
 // Queues a call whose host aliases the worker makes (DeferredAliases), for
 // the kOutVariant, kInPlace and kCopyBack strategies (see the switch in
 // stream_kernel for what each does). Returns false, having queued nothing,
@@ -217,11 +255,11 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
       !std::all_of(results.begin(), results.end(), [](const c10::IValue& result) { return result.isTensor(); })) {
     return false;
   }
-  DeferredAliases aliases;
-  // Per operand of the CPU kernel: its value (non-tensors, CPU numbers,
-  // undefined tensors), or the position of its alias.
-  c10::SmallVector<c10::IValue, 8> values;
-  c10::SmallVector<int, 8> operand_aliases;
+  const c10::OperatorHandle kernel = strategy == Strategy::kOutVariant ? *plan.out_operator : op;
+  auto call = std::make_unique<DeferredAliasCall>(kernel);
+  DeferredAliases& aliases = call->aliases;
+  c10::SmallVector<c10::IValue, 8>& values = call->values;
+  c10::SmallVector<int, 8>& operand_aliases = call->operand_aliases;
   const auto add_operand = [&](const c10::IValue& operand) {
     if (operand.isTensor() && operand.toTensor().defined() && operand.toTensor().is_privateuseone()) {
       values.emplace_back();
@@ -233,8 +271,7 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
     }
   };
   for (const c10::IValue& arg : args) add_operand(arg);
-  // kCopyBack: where each fresh result is delivered (-1: none, or returned aliasing an argument).
-  c10::SmallVector<int, 4> result_aliases;
+  c10::SmallVector<int, 4>& result_aliases = call->result_aliases;
   for (size_t i = 0; i < results.size(); ++i) {
     if (strategy == Strategy::kOutVariant) {
       add_operand(results[i]);
@@ -243,28 +280,8 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
       result_aliases.push_back(delivered ? static_cast<int>(aliases.add(results[i].toTensor())) : -1);
     }
   }
-  const c10::OperatorHandle kernel = strategy == Strategy::kOutVariant ? *plan.out_operator : op;
   const size_t bytes = aliases.bytes_covered();
-  launch_on_stream(stream, plan.name.c_str(), bytes,
-                   [kernel, values = std::move(values), operand_aliases = std::move(operand_aliases),
-                    result_aliases = std::move(result_aliases), aliases = std::move(aliases)]() {
-                     // Made, used and freed here on the worker; the values stay with the launch.
-                     const c10::SmallVector<at::Tensor, 4> made = aliases.make();
-                     torch::jit::Stack stack;
-                     stack.reserve(values.size());
-                     for (size_t i = 0; i < values.size(); ++i) {
-                       stack.push_back(operand_aliases[i] >= 0 ? c10::IValue(made[operand_aliases[i]]) : values[i]);
-                     }
-                     if (result_aliases.empty()) {
-                       kernel.callBoxed(stack);
-                       return;
-                     }
-                     std::vector<at::Tensor> destinations(result_aliases.size());
-                     for (size_t i = 0; i < result_aliases.size(); ++i) {
-                       if (result_aliases[i] >= 0) destinations[i] = made[result_aliases[i]];
-                     }
-                     call_with_results_in_place(kernel, std::move(stack), destinations);
-                   });
+  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call));
   return true;
 }
 

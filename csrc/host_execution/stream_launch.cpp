@@ -27,34 +27,6 @@ axon_status failure_status(const c10::Error& error) {
   return AXON_ERROR_TASK_FAILED;
 }
 
-struct KernelLaunch {
-  const char* kernel_name;  // owned_name's, or a name that outlives the launch
-  std::string owned_name;
-  std::function<void()> body;
-  bool serial = false;                       // run with one thread (see kSerialBelowBytes)
-  bool destroyed_by_queuing_thread = false;  // LaunchRelease::kByQueuingThread
-  KernelLaunch* next_finished = nullptr;     // in finished_launches
-};
-
-// Launches the worker has run, waiting to be destroyed by a queuing thread.
-// Why: a launch is built on the thread that queues it (its closure, the
-// argument aliases' TensorImpls and storages); destroyed on the worker, every
-// one of those frees would go back to the queuing thread's malloc arena under
-// that arena's lock, which the queuing thread is taking at the same time to
-// build the next launch. On small kernels that contention cost more than the
-// kernels (futex waits in malloc were a fifth of a tiny add's time).
-// A push-only stack emptied whole, so no ABA problem.
-std::atomic<KernelLaunch*> finished_launches{nullptr};
-
-void destroy_finished_launches() {
-  KernelLaunch* launch = finished_launches.exchange(nullptr, std::memory_order_acquire);
-  while (launch != nullptr) {
-    KernelLaunch* next = launch->next_finished;
-    delete launch;
-    launch = next;
-  }
-}
-
 // A kernel touching fewer bytes than this runs on the worker's thread alone.
 // Why: a second thread costs more than it gives on small kernels. Where the
 // user's own thread also has an OpenMP team, libgomp manages more threads than
@@ -66,73 +38,116 @@ void destroy_finished_launches() {
 // made a decode loop four times slower (docs/benchmarks.md, 2026-12-04).
 constexpr std::size_t kSerialBelowBytes = std::size_t{1} << 20;
 
-axon_status run_kernel(void* user_data, char* message) {
-  auto* launch = static_cast<KernelLaunch*>(user_data);
-  try {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    if (launch->serial) {
-      const OneHostThreadScope one_thread;
-      launch->body();
-    } else {
-      launch->body();
-    }
-    return AXON_SUCCESS;
-  } catch (const c10::Error& error) {
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name, error.what_without_backtrace());
-    return failure_status(error);
-  } catch (const std::exception& error) {
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name, error.what());
-  } catch (...) {
-    std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: unknown exception", launch->kernel_name);
-  }
-  return AXON_ERROR_TASK_FAILED;
-}
+// A launch whose body is a function: the callers that queue few launches,
+// or whose captures need more than the deferred-alias rules allow.
+class FunctionLaunch final : public HostLaunch {
+ public:
+  FunctionLaunch(std::string name, std::function<void()> body) : name_(std::move(name)), body_(std::move(body)) {}
+  const char* name() const { return name_.c_str(); }
+  void run() override { body_(); }
 
-void release_kernel(void* user_data) {
-  auto* launch = static_cast<KernelLaunch*>(user_data);
-  if (!launch->destroyed_by_queuing_thread) {
-    delete launch;
-    return;
-  }
-  launch->next_finished = finished_launches.load(std::memory_order_relaxed);
-  while (!finished_launches.compare_exchange_weak(launch->next_finished, launch, std::memory_order_release,
-                                                  std::memory_order_relaxed)) {
-  }
-}
-
-// `lasting_name`: kernel_name outlives the launch, so it is not copied
-// (a copy of a name past the short-string buffer is a malloc per launch).
-void launch_task(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial,
-                 LaunchRelease release, bool lasting_name = false) {
-  auto* launch = new KernelLaunch{nullptr, lasting_name ? std::string() : std::string(kernel_name), std::move(body),
-                                  serial, release == LaunchRelease::kByQueuingThread};
-  launch->kernel_name = lasting_name ? kernel_name : launch->owned_name.c_str();
-  const axon_host_function task{&run_kernel, &release_kernel, launch};
-  const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });
-  // The driver owns `launch` from here on, even if the launch fails.
-  AXON_CHECK(axon_stream_launch_host_function(stream, task), kernel_name);
-}
+ private:
+  std::string name_;  // the kernel name, where the caller's may not outlive the launch
+  std::function<void()> body_;
+};
 
 }  // namespace
 
+// What queues launches and lets go of them (HostLaunch's private fields are its own).
+struct LaunchQueuing {
+  // Launches the worker has run, waiting to be destroyed by a queuing thread.
+  // Why: a launch is built on the thread that queues it (its closure, the
+  // argument aliases' TensorImpls and storages); destroyed on the worker, every
+  // one of those frees would go back to the queuing thread's malloc arena under
+  // that arena's lock, which the queuing thread is taking at the same time to
+  // build the next launch. On small kernels that contention cost more than the
+  // kernels (futex waits in malloc were a fifth of a tiny add's time).
+  // A push-only stack emptied whole, so no ABA problem.
+  static inline std::atomic<HostLaunch*> finished_launches{nullptr};
+
+  static void destroy_finished_launches() {
+    HostLaunch* launch = finished_launches.exchange(nullptr, std::memory_order_acquire);
+    while (launch != nullptr) {
+      HostLaunch* next = launch->next_finished_;
+      delete launch;
+      launch = next;
+    }
+  }
+
+  static axon_status run_kernel(void* user_data, char* message) {
+    auto* launch = static_cast<HostLaunch*>(user_data);
+    try {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      if (launch->serial_) {
+        const OneHostThreadScope one_thread;
+        launch->run();
+      } else {
+        launch->run();
+      }
+      return AXON_SUCCESS;
+    } catch (const c10::Error& error) {
+      std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name_,
+                    error.what_without_backtrace());
+      return failure_status(error);
+    } catch (const std::exception& error) {
+      std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: %s", launch->kernel_name_, error.what());
+    } catch (...) {
+      std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "%s: unknown exception", launch->kernel_name_);
+    }
+    return AXON_ERROR_TASK_FAILED;
+  }
+
+  static void release_kernel(void* user_data) {
+    auto* launch = static_cast<HostLaunch*>(user_data);
+    if (!launch->destroyed_by_queuing_thread_) {
+      delete launch;
+      return;
+    }
+    launch->next_finished_ = finished_launches.load(std::memory_order_relaxed);
+    while (!finished_launches.compare_exchange_weak(launch->next_finished_, launch, std::memory_order_release,
+                                                    std::memory_order_relaxed)) {
+    }
+  }
+
+  // `kernel_name` outlives `launch`.
+  static void queue(axon_stream stream, const char* kernel_name, std::unique_ptr<HostLaunch> launch, bool serial,
+                    LaunchRelease release) {
+    launch->kernel_name_ = kernel_name;
+    launch->serial_ = serial;
+    launch->destroyed_by_queuing_thread_ = release == LaunchRelease::kByQueuingThread;
+    const axon_host_function task{&run_kernel, &release_kernel, launch.release()};
+    const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });
+    // The driver owns the launch from here on, even if the launch fails.
+    AXON_CHECK(axon_stream_launch_host_function(stream, task), kernel_name);
+  }
+
+  static void queue_function(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial,
+                             LaunchRelease release) {
+    auto launch = std::make_unique<FunctionLaunch>(kernel_name, std::move(body));
+    const char* name = launch->name();
+    queue(stream, name, std::move(launch), serial, release);
+  }
+};
+
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body) {
-  launch_task(stream, kernel_name, std::move(body), /*serial=*/false, LaunchRelease::kOnWorker);
+  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), /*serial=*/false, LaunchRelease::kOnWorker);
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
                       LaunchRelease release) {
   // Before anything of this call is queued (its staging copies included).
-  destroy_finished_launches();
+  LaunchQueuing::destroy_finished_launches();
   aliases.stage_in(stream);
-  launch_task(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSerialBelowBytes, release);
+  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSerialBelowBytes,
+                                release);
   aliases.stage_out(stream);
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
-                      std::function<void()> body) {
-  destroy_finished_launches();
-  launch_task(stream, kernel_name, std::move(body), bytes_covered < kSerialBelowBytes, LaunchRelease::kByQueuingThread,
-              /*lasting_name=*/true);
+                      std::unique_ptr<HostLaunch> launch) {
+  LaunchQueuing::destroy_finished_launches();
+  LaunchQueuing::queue(stream, kernel_name, std::move(launch), bytes_covered < kSerialBelowBytes,
+                       LaunchRelease::kByQueuingThread);
 }
 
 }  // namespace axon

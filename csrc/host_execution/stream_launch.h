@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 
 #include "axon/stream.h"
 #include "host_execution/device_memory_views.h"
@@ -35,14 +36,36 @@ enum class LaunchRelease {
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
                       LaunchRelease release = LaunchRelease::kOnWorker);
 
-// The same for a kernel that makes its host aliases itself on the worker
-// (DeferredAliases::make), over `bytes_covered` bytes of device memory
-// (DeferredAliases::bytes_covered). `kernel_name` must outlive the launch
-// (a literal, or an operator plan's name: plans live as long as the
-// process); it is not copied. The launch is destroyed as
-// kByQueuingThread says, so `body` keeps that rule: it captures nothing but
-// the aliases' description and values made for the call, and consumes copies.
+// A kernel queued on a stream together with what it needs, built by the
+// caller as a subclass so that its body and captures live inline: queuing
+// one is a single allocation (a std::function body is a second one, and
+// moving a capture into it copies the capture again).
+class HostLaunch {
+ public:
+  HostLaunch() = default;
+  HostLaunch(const HostLaunch&) = delete;
+  HostLaunch& operator=(const HostLaunch&) = delete;
+  virtual ~HostLaunch() = default;
+  // On the worker, with autograd and ADInplaceOrView dispatch disabled.
+  virtual void run() = 0;
+
+ private:
+  friend struct LaunchQueuing;
+  const char* kernel_name_ = nullptr;  // a name that outlives the launch
+  bool serial_ = false;                // run with one thread (see kSerialBelowBytes)
+  bool destroyed_by_queuing_thread_ = false;
+  HostLaunch* next_finished_ = nullptr;  // in the list of finished launches
+};
+
+// Queues `launch` on `stream`, for a kernel that makes its host aliases
+// itself on the worker (DeferredAliases::make), over `bytes_covered` bytes of
+// device memory (DeferredAliases::bytes_covered). `kernel_name` must outlive
+// the launch (a literal, or an operator plan's name: plans live as long as
+// the process); it is not copied. The launch is destroyed as
+// kByQueuingThread says, so it keeps that rule: it holds nothing but the
+// aliases' description and values made for the call, and its run() consumes
+// copies.
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
-                      std::function<void()> body);
+                      std::unique_ptr<HostLaunch> launch);
 
 }  // namespace axon
