@@ -110,7 +110,7 @@ void Scheduler::destroy_event(axon_event_object* event) {
   delete event;  // queued markers keep the shared state alive
 }
 
-std::uint64_t Scheduler::submit(axon_stream_object* stream, QueueItem item) {
+std::uint64_t Scheduler::submit(axon_stream_object* stream, QueueItem&& item) {
   if (stopping_) {
     fail(AXON_ERROR_SHUT_DOWN, "the runtime has been shut down; no more work is accepted");
   }

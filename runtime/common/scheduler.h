@@ -73,7 +73,7 @@ class Scheduler {
   // Queues `item` last on `stream`. Returns its ticket: the item has finished
   // once stream->completed >= ticket. Throws DriverError(AXON_ERROR_SHUT_DOWN)
   // after shutdown began.
-  std::uint64_t submit(axon_stream_object* stream, QueueItem item);
+  std::uint64_t submit(axon_stream_object* stream, QueueItem&& item);
 
   // Blocks (releasing the lock) until `ready()` holds, checking it each time
   // any item of any device completes. Refused on a device worker thread,

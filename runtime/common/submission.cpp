@@ -9,7 +9,7 @@
 
 namespace axon::common {
 
-void submit_work(Scheduler& scheduler, bool launch_blocking, axon_stream stream_handle, QueueItem item,
+void submit_work(Scheduler& scheduler, bool launch_blocking, axon_stream stream_handle, QueueItem&& item,
                  Completion completion) {
   const bool wait = completion == Completion::wait || launch_blocking;
   std::shared_ptr<TaskOutcome> outcome;

@@ -18,6 +18,7 @@ enum class Completion {
 // failure is thrown (AXON_ERROR_TASK_FAILED) instead of becoming the stream's
 // pending error; Completion::wait also throws (and clears) the stream's
 // pending error, like axon_stream_synchronize.
-void submit_work(Scheduler& scheduler, bool launch_blocking, axon_stream stream, QueueItem item, Completion completion);
+void submit_work(Scheduler& scheduler, bool launch_blocking, axon_stream stream, QueueItem&& item,
+                 Completion completion);
 
 }  // namespace axon::common
