@@ -23,8 +23,11 @@ std::pair<std::size_t, std::size_t> byte_extent(const at::Tensor& tensor) {
   if (tensor.numel() == 0) return {0, 0};
   int64_t lowest = tensor.storage_offset();
   int64_t highest = tensor.storage_offset();
-  for (int64_t dim = 0; dim < tensor.dim(); ++dim) {
-    const int64_t reach = (tensor.size(dim) - 1) * tensor.stride(dim);
+  // The arrays, not size(dim) and stride(dim), which wrap and check each index.
+  const c10::IntArrayRef sizes = tensor.sizes();
+  const c10::IntArrayRef strides = tensor.strides();
+  for (std::size_t dim = 0; dim < sizes.size(); ++dim) {
+    const int64_t reach = (sizes[dim] - 1) * strides[dim];
     (reach < 0 ? lowest : highest) += reach;
   }
   const auto item = static_cast<int64_t>(tensor.element_size());
