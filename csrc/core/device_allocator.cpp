@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <set>
 #include <sstream>
 #include <tuple>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
@@ -101,6 +103,70 @@ std::uintptr_t address_of(const Block* block) { return reinterpret_cast<std::uin
 struct BlockOrder {
   bool operator()(const Block* a, const Block* b) const {
     return std::tie(a->stream_id, a->size, a->ptr) < std::tie(b->stream_id, b->size, b->ptr);
+  }
+};
+
+// Nodes of a container kept for reuse instead of freed: the free-block set
+// gains a node at every free and loses one at every allocation, and a
+// malloc and free of that node were a visible share of a tiny operator's
+// allocation. Used under the owning cache's mutex only.
+class NodePool {
+ public:
+  NodePool() = default;
+  NodePool(const NodePool&) = delete;
+  NodePool& operator=(const NodePool&) = delete;
+  ~NodePool() {
+    while (free_ != nullptr) ::operator delete(std::exchange(free_, free_->next));
+  }
+
+  void* take(size_t bytes) {
+    if (node_bytes_ == 0) node_bytes_ = bytes;
+    if (bytes == node_bytes_ && free_ != nullptr) return std::exchange(free_, free_->next);
+    return ::operator new(bytes);
+  }
+
+  void give_back(void* node, size_t bytes) {
+    if (bytes != node_bytes_ || bytes < sizeof(FreeNode)) {
+      ::operator delete(node);
+      return;
+    }
+    free_ = new (node) FreeNode{free_};
+  }
+
+ private:
+  struct FreeNode {
+    FreeNode* next;
+  };
+  size_t node_bytes_ = 0;  // the size of the one kind of node pooled
+  FreeNode* free_ = nullptr;
+};
+
+// A standard allocator drawing single nodes from a NodePool.
+template <class T>
+struct PooledNodes {
+  using value_type = T;
+  NodePool* pool;
+  explicit PooledNodes(NodePool* nodes) : pool(nodes) {}
+  template <class U>
+  PooledNodes(const PooledNodes<U>& other) : pool(other.pool) {}  // NOLINT: rebinding converts implicitly
+  T* allocate(size_t count) {
+    if (count != 1) return static_cast<T*>(::operator new(count * sizeof(T)));
+    return static_cast<T*>(pool->take(sizeof(T)));
+  }
+  void deallocate(T* pointer, size_t count) {
+    if (count != 1) {
+      ::operator delete(pointer);
+      return;
+    }
+    pool->give_back(pointer, sizeof(T));
+  }
+  template <class U>
+  bool operator==(const PooledNodes<U>& other) const {
+    return pool == other.pool;
+  }
+  template <class U>
+  bool operator!=(const PooledNodes<U>& other) const {
+    return pool != other.pool;
   }
 };
 
@@ -530,7 +596,8 @@ class DeviceCache {
   const c10::DeviceIndex device_;
   std::mutex mutex_;
   DeviceStats stats_;
-  std::set<Block*, BlockOrder> free_blocks_;
+  NodePool free_block_nodes_;  // declared before the set, so it outlives the set's nodes
+  std::set<Block*, BlockOrder, PooledNodes<Block*>> free_blocks_{BlockOrder{}, PooledNodes<Block*>(&free_block_nodes_)};
   LiveBlocks live_;
   std::vector<std::pair<axon_event, Block*>> pending_;
 };
@@ -562,7 +629,8 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
     }
     // Gathered before the cache's lock is taken (core/memory_history.h says why).
     auto context = memory_history_wants_context(/*for_free=*/false) ? memory_history_gather() : nullptr;
-    Block* block = cache(device).allocate(bytes, current_stream(device).id(), std::move(context));
+    // `device` is checked above.
+    Block* block = caches_[device]->allocate(bytes, current_stream(device).id(), std::move(context));
     return c10::DataPtr(block->ptr, block, &free_block, where);
   }
 
