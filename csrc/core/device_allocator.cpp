@@ -61,6 +61,12 @@ struct Block {
   int pending_events = 0;                         // cross-stream uses still in flight
   std::function<void()> release_external;         // set for memory the allocator does not own
   std::shared_ptr<c10::GatheredContext> context;  // where it was allocated, while history is recorded
+  // The driver's host view of `ptr` (axon_memory_host_view), asked once per
+  // segment, or null where the host cannot address it (or for memory the
+  // allocator does not own). Kernels read it instead of asking the driver
+  // per operand and launch: that lookup was a tenth of a small kernel's
+  // time on the device's worker.
+  void* host_view = nullptr;
   // Links of LiveBlocks while handed out.
   bool live = false;
   Block* live_previous = nullptr;
@@ -472,7 +478,11 @@ class DeviceCache {
     count_segment(size);
     memory_history_record(device_, MemoryAction::segment_alloc, reinterpret_cast<std::uintptr_t>(ptr), size, stream_id,
                           context);
-    return new Block{device_, ptr, size, requested, stream_id, {}, 0};
+    auto* block = new Block{device_, ptr, size, requested, stream_id, {}, 0};
+    if (driver_capability(device_, AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY)) {
+      AXON_CHECK(axon_memory_host_view(ptr, &block->host_view), "mapping device memory for host kernels");
+    }
+    return block;
   }
 
   // An event per stream rather than axon_stream_synchronize, which would
@@ -708,6 +718,14 @@ void free_block(void* context) {
 }  // namespace
 
 c10::DeviceAllocator* device_allocator() { return &allocator_instance(); }
+
+void* device_allocator_host_view(const c10::DataPtr& data_ptr) {
+  if (data_ptr.get_deleter() != &free_block) return nullptr;
+  const auto* block = static_cast<const Block*>(data_ptr.get_context());
+  // A storage's bytes begin where its block does (blocks are never split).
+  if (block == nullptr || block->host_view == nullptr || data_ptr.get() != block->ptr) return nullptr;
+  return block->host_view;
+}
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {
   allocator_instance().recordStream(data_ptr, stream);

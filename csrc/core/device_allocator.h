@@ -29,6 +29,12 @@ namespace axon {
 
 c10::DeviceAllocator* device_allocator();
 
+// The driver's host view of the memory `data_ptr` (an axon storage's)
+// holds, as the allocator asked it once for the block, or null where it
+// did not (memory the host cannot address, memory from elsewhere): then
+// ask the driver.
+void* device_allocator_host_view(const c10::DataPtr& data_ptr);
+
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream);
 
 // torch.axon.set/get_per_process_memory_fraction: the allocator reserves at

@@ -11,6 +11,7 @@
 #include "axon/runtime.h"
 #include "core/check.h"
 #include "core/device.h"
+#include "core/device_allocator.h"
 #include "core/pinned_memory_allocator.h"
 #include "host_execution/stream_launch.h"
 #include "ops/argument_tensors.h"
@@ -193,6 +194,7 @@ std::size_t DeferredAliases::add(const at::Tensor& tensor) {
     added.device = device_storage.unsafeGetStorageImpl();
     added.nbytes = device_storage.nbytes();
     added.device_bytes = const_cast<void*>(device_storage.data());
+    added.host_bytes = device_allocator_host_view(device_storage.data_ptr());
     storages_.push_back(added);
   }
   Storage& covered = storages_[storage];
@@ -221,12 +223,13 @@ std::size_t DeferredAliases::bytes_covered() const {
 c10::SmallVector<at::Tensor, 4> DeferredAliases::make() const {
   c10::SmallVector<c10::Storage, 4> storages;
   for (const Storage& storage : storages_) {
-    // Mapped here, not at add(): the driver's lookup is a tenth of a tiny
-    // operator's time on the dispatching thread, and the memory stays
-    // allocated until the stream passes this kernel (the caching allocator
-    // synchronizes before it returns memory to the driver).
-    void* host = nullptr;
-    if (storage.device_bytes != nullptr && storage.nbytes > 0) {
+    // The allocator's view where it has one; otherwise mapped here, not at
+    // add(): the driver's lookup is a tenth of a tiny operator's time on the
+    // dispatching thread. Either way the memory stays allocated until the
+    // stream passes this kernel (the caching allocator synchronizes before it
+    // returns memory to the driver).
+    void* host = storage.host_bytes;
+    if (host == nullptr && storage.device_bytes != nullptr && storage.nbytes > 0) {
       AXON_CHECK(axon_memory_host_view(storage.device_bytes, &host), "mapping device memory for a kernel");
     }
     storages.push_back(host_storage_over(host, storage.nbytes));

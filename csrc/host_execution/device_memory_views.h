@@ -117,6 +117,7 @@ class DeferredAliases {
   struct Storage {
     const c10::StorageImpl* device = nullptr;  // identity only: never dereferenced after add()
     void* device_bytes = nullptr;              // mapped to host bytes by make(), on the worker
+    void* host_bytes = nullptr;                // the allocator's host view of device_bytes, where it has one
     std::size_t nbytes = 0;
     std::size_t begin = 0, end = 0;  // the bytes the recorded tensors cover
   };
