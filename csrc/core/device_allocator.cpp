@@ -479,8 +479,10 @@ class DeviceCache {
     memory_history_record(device_, MemoryAction::segment_alloc, reinterpret_cast<std::uintptr_t>(ptr), size, stream_id,
                           context);
     auto* block = new Block{device_, ptr, size, requested, stream_id, {}, 0};
-    if (driver_capability(device_, AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY)) {
-      AXON_CHECK(axon_memory_host_view(ptr, &block->host_view), "mapping device memory for host kernels");
+    // Where the driver refuses, kernels ask it again per launch (and report its error there).
+    if (driver_capability(device_, AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY) &&
+        axon_memory_host_view(ptr, &block->host_view) != AXON_SUCCESS) {
+      block->host_view = nullptr;
     }
     return block;
   }
