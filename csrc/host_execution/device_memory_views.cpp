@@ -37,6 +37,16 @@ std::pair<std::size_t, std::size_t> byte_extent(const at::Tensor& tensor) {
           static_cast<std::size_t>(std::clamp<int64_t>((highest + 1) * item, 0, storage_bytes))};
 }
 
+// The host address of device bytes a kernel works on: `known`, the
+// allocator's view of their block (device_allocator_host_view), where it has
+// one, else the driver's answer.
+void* host_bytes_for_kernel(void* device_bytes, void* known) {
+  if (known != nullptr) return known;
+  void* host = nullptr;
+  AXON_CHECK(axon_memory_host_view(device_bytes, &host), "mapping device memory for a kernel");
+  return host;
+}
+
 void widen(std::size_t& begin, std::size_t& end, std::pair<std::size_t, std::size_t> extent) {
   if (extent.first >= extent.second) return;
   if (begin >= end) {
@@ -86,7 +96,7 @@ HostAliases::StorageView& HostAliases::view_of(const at::Tensor& tensor) {
   void* host_data = nullptr;
   if (view.device_bytes != nullptr && device_storage.nbytes() > 0) {
     if (host_addressable(tensor.device().index())) {
-      AXON_CHECK(axon_memory_host_view(view.device_bytes, &host_data), "mapping device memory for a kernel");
+      host_data = host_bytes_for_kernel(view.device_bytes, device_allocator_host_view(device_storage.data_ptr()));
     } else {
       view.staging = pinned_memory_allocator()->allocate(device_storage.nbytes());
       host_data = view.staging.get();
@@ -228,9 +238,9 @@ c10::SmallVector<at::Tensor, 4> DeferredAliases::make() const {
     // dispatching thread. Either way the memory stays allocated until the
     // stream passes this kernel (the caching allocator synchronizes before it
     // returns memory to the driver).
-    void* host = storage.host_bytes;
-    if (host == nullptr && storage.device_bytes != nullptr && storage.nbytes > 0) {
-      AXON_CHECK(axon_memory_host_view(storage.device_bytes, &host), "mapping device memory for a kernel");
+    void* host = nullptr;
+    if (storage.device_bytes != nullptr && storage.nbytes > 0) {
+      host = host_bytes_for_kernel(storage.device_bytes, storage.host_bytes);
     }
     storages.push_back(host_storage_over(host, storage.nbytes));
   }
