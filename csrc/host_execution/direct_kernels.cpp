@@ -3,6 +3,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/native/Pool.h>
 #include <ATen/ops/add_cpu_dispatch.h>
 #include <ATen/ops/clamp_min_cpu_dispatch.h>
 #include <ATen/ops/div_cpu_dispatch.h>
@@ -18,9 +19,11 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "compiled_execution/compiled_kernel.h"
@@ -29,6 +32,7 @@
 #include "core/stream.h"
 #include "host_execution/cuda_dtypes.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/max_pool_planes.h"
 #include "host_execution/stream_launch.h"
 #include "ops/tensor_factories.h"
 
@@ -50,13 +54,20 @@ class DirectOperator {
 
   const char* kernel_name() const { return qualified_.c_str(); }
 
+  // The generic kernel's results (one per output of the operator).
   template <class... Args>
-  c10::IValue generic(Args&&... args) const {
+  torch::jit::Stack generic_results(Args&&... args) const {
     torch::jit::Stack stack;
     stack.reserve(sizeof...(args));
     (stack.emplace_back(std::forward<Args>(args)), ...);
     generic_kernel_.callBoxed(op_, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), &stack);
-    return std::move(stack.back());
+    return stack;
+  }
+
+  // The generic kernel's last (for most operators, only) result.
+  template <class... Args>
+  c10::IValue generic(Args&&... args) const {
+    return std::move(generic_results(std::forward<Args>(args)...).back());
   }
 
  private:
@@ -359,6 +370,82 @@ at::Tensor zeros(c10::IntArrayRef size, std::optional<at::ScalarType> dtype, std
   return out;
 }
 
+// Max pooling's first two dimensions' worth of a pooling argument: one value
+// for both, or two. `fallback` stands for an empty list (stride's default).
+std::optional<std::array<int64_t, 2>> pool_pair(at::IntArrayRef list, std::optional<std::array<int64_t, 2>> fallback) {
+  if (list.empty()) return fallback;
+  if (list.size() > 2) return std::nullopt;
+  const std::array<int64_t, 2> pair = {list[0], list.back()};
+  for (const int64_t value : pair) {
+    if (value < 0 || value > std::numeric_limits<int32_t>::max()) return std::nullopt;
+  }
+  return pair;
+}
+
+// The geometry of a max_pool2d_with_indices call that axon's own kernel
+// computes (max_pool_planes.h): a contiguous float input of 3 or 4 non-empty
+// dimensions whose layout the CPU keeps (not one that also reads as
+// channels-last), and arguments the CPU's meta kernel accepts (positive
+// kernel, stride and dilation, padding at most half the kernel, an output
+// of at least one element). Anything else goes to the generic kernel, which
+// raises the CPU's errors at the call.
+std::optional<MaxPoolGeometry> direct_max_pool(const at::Tensor& input, at::IntArrayRef kernel_size,
+                                               at::IntArrayRef stride, at::IntArrayRef padding,
+                                               at::IntArrayRef dilation, bool ceil_mode) {
+  if (!direct_operand(input) || input.scalar_type() != at::kFloat || (input.dim() != 3 && input.dim() != 4) ||
+      input.numel() == 0 || !input.is_contiguous() || input.suggest_memory_format() != c10::MemoryFormat::Contiguous ||
+      !direct_device(input.device())) {
+    return std::nullopt;
+  }
+  const auto kernel = pool_pair(kernel_size, std::nullopt);
+  if (!kernel.has_value()) return std::nullopt;
+  const auto step = pool_pair(stride, kernel);
+  const auto pad = pool_pair(padding, std::nullopt);
+  const auto dilate = pool_pair(dilation, std::nullopt);
+  if (!step || !pad || !dilate) return std::nullopt;
+  for (int axis = 0; axis < 2; ++axis) {
+    if ((*kernel)[axis] < 1 || (*step)[axis] < 1 || (*dilate)[axis] < 1 || (*pad)[axis] > (*kernel)[axis] / 2) {
+      return std::nullopt;
+    }
+  }
+  MaxPoolGeometry g{};
+  g.height = input.size(-2);
+  g.width = input.size(-1);
+  g.kernel_h = (*kernel)[0], g.kernel_w = (*kernel)[1];
+  g.stride_h = (*step)[0], g.stride_w = (*step)[1];
+  g.pad_h = (*pad)[0], g.pad_w = (*pad)[1];
+  g.dilation_h = (*dilate)[0], g.dilation_w = (*dilate)[1];
+  g.out_height =
+      at::native::pooling_output_shape<int64_t>(g.height, g.kernel_h, g.pad_h, g.stride_h, g.dilation_h, ceil_mode);
+  g.out_width =
+      at::native::pooling_output_shape<int64_t>(g.width, g.kernel_w, g.pad_w, g.stride_w, g.dilation_w, ceil_mode);
+  if (g.out_height < 1 || g.out_width < 1 || !max_pool_planes_supported(g)) return std::nullopt;
+  return g;
+}
+
+std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& input, at::IntArrayRef kernel_size,
+                                                           at::IntArrayRef stride, at::IntArrayRef padding,
+                                                           at::IntArrayRef dilation, bool ceil_mode) {
+  static const DirectOperator op("max_pool2d_with_indices");
+  if (const auto geometry = direct_max_pool(input, kernel_size, stride, padding, dilation, ceil_mode)) {
+    const c10::DeviceGuard guard(input.device());
+    c10::SmallVector<int64_t, 4> sizes(input.sizes().begin(), input.sizes().end());
+    sizes[sizes.size() - 2] = geometry->out_height;
+    sizes[sizes.size() - 1] = geometry->out_width;
+    at::Tensor values = fresh(sizes, at::kFloat);
+    at::Tensor indices = fresh(sizes, at::kLong);
+    const int64_t planes = input.numel() / (geometry->height * geometry->width);
+    queue_over_aliases<3>(op.kernel_name(), input.device(), {&input, &values, &indices},
+                          [g = *geometry, planes](std::array<at::Tensor, 3>& t) {
+                            max_pool2d_planes(t[0].const_data_ptr<float>(), t[1].mutable_data_ptr<float>(),
+                                              t[2].mutable_data_ptr<int64_t>(), planes, g);
+                          });
+    return {std::move(values), std::move(indices)};
+  }
+  torch::jit::Stack results = op.generic_results(input, kernel_size, stride, padding, dilation, ceil_mode);
+  return {std::move(results[0]).toTensor(), std::move(results[1]).toTensor()};
+}
+
 // Registers `kernel` as the axon kernel of operator `name`.
 template <auto kernel>
 void register_kernel(torch::Library& library, const char* name) {
@@ -370,7 +457,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 10> kDirectKernels = {{
+constexpr std::array<DirectKernel, 11> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -381,6 +468,7 @@ constexpr std::array<DirectKernel, 10> kDirectKernels = {{
     {"zero_", &register_kernel<&zero_>},
     {"fill_.Scalar", &register_kernel<&fill_>},
     {"zeros", &register_kernel<&zeros>},
+    {"max_pool2d_with_indices", &register_kernel<&max_pool2d_with_indices>},
 }};
 
 }  // namespace
