@@ -1,10 +1,12 @@
-"""Axon's own max pooling kernel (csrc/host_execution/max_pool_planes.h), behind the direct
-max_pool2d_with_indices (direct_kernels.h).
+"""Axon's own pooling kernels (csrc/host_execution/pooling_planes.h), behind the direct
+max_pool2d_with_indices and avg_pool2d (direct_pooling.h).
 
-It must equal the CPU's kernel in every bit, indices included: ties keep the first element of the
-window, the last NaN wins, a window of -inf names its first element inside the input, and windows
-that reach into the padding skip it. Each case also checks that the direct path took the call (the
-launch counter), so a case cannot pass by having been left to the generic kernel.
+They must equal the CPU's kernels in every bit. Max pooling, indices included: ties keep the first
+element of the window, the last NaN wins, a window of -inf names its first element inside the
+input, and windows that reach into the padding skip it. Average pooling: the same float sum in the
+same order, the same divisor (the override, or the window's size with or without its padding), and
++0 where the sum is -0. Each case also checks that the direct path took the call (the launch
+counter), so a case cannot pass by having been left to the generic kernel.
 """
 
 import pytest
@@ -70,6 +72,39 @@ def test_values_and_indices_equal_the_cpu_bit_for_bit(shape, kernel, stride, pad
     same_bits(got_indices, indices)
 
 
+AVERAGE_GEOMETRIES = [
+    # shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    ((2, 3, 32, 32), 2, 2, 0, False, True, None),
+    ((2, 4, 56, 57), 3, 2, 1, False, True, None),          # padding counted in the divisor
+    ((2, 4, 56, 57), 3, 2, 1, True, False, None),          # padding not counted; ceil_mode
+    ((1, 2, 33, 35), 3, 1, 1, True, True, None),
+    ((2, 2, 17, 19), (2, 3), (3, 1), (1, 1), True, False, None),
+    ((3, 9, 9), 3, 3, 1, True, True, None),                # unbatched; stride 3 (gathers)
+    ((2, 3, 8, 16), 2, None, 0, False, True, 3),           # divisor override
+    ((1, 1, 12, 21), (3, 5), 2, (1, 2), False, True, -7),  # a negative one
+    ((1, 2, 7, 6), 2, 2, 1, True, False, None),
+    ((1, 1, 1, 1), 1, 1, 0, False, True, None),
+]
+
+
+@pytest.mark.parametrize("shape,kernel,stride,padding,ceil,count_pad,divisor", AVERAGE_GEOMETRIES)
+def test_averages_equal_the_cpu_bit_for_bit(shape, kernel, stride, padding, ceil, count_pad, divisor):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(shape, generator=g) * torch.logspace(-38, 30, shape[-1])  # tiny to huge magnitudes
+    x[..., :3, :4] = -0.0  # windows summing to -0
+    x[..., -1, -1] = float("nan")
+    x[..., -1, 0] = float("inf")
+    arguments = dict(kernel_size=kernel, padding=padding, ceil_mode=ceil, count_include_pad=count_pad,
+                     divisor_override=divisor)
+    if stride is not None:
+        arguments["stride"] = stride
+    expected = F.avg_pool2d(x, **arguments)
+    before = launches()
+    got = F.avg_pool2d(x.to("axon"), **arguments)
+    assert launches() == before + 1, "the direct path did not take the call"
+    same_bits(got, expected)
+
+
 def test_all_minus_infinity_names_the_first_element_inside_the_input():
     x = torch.full((1, 1, 6, 6), float("-inf"))
     x[0, 0, 5, 5] = float("nan")
@@ -102,12 +137,16 @@ def test_large_inputs_split_across_threads():
 def test_other_inputs_go_to_the_generic_kernel(name, make):
     x = make(awkward((2, 3, 10, 12)))
     values, indices = F.max_pool2d_with_indices(x, 3, 2, 1)
+    average = F.avg_pool2d(x.nan_to_num(0.0, 0.0, 0.0), 3, 2, 1)
     before = launches()
     got_values, got_indices = F.max_pool2d_with_indices(x.to("axon"), 3, 2, 1)
+    got_average = F.avg_pool2d(x.nan_to_num(0.0, 0.0, 0.0).to("axon"), 3, 2, 1)
     assert launches() == before
     assert got_values.stride() == values.stride() and got_indices.stride() == indices.stride()
+    assert got_average.stride() == average.stride()
     torch.testing.assert_close(got_values.cpu(), values, equal_nan=True)
     assert torch.equal(got_indices.cpu(), indices)
+    torch.testing.assert_close(got_average.cpu(), average)
 
 
 @pytest.mark.parametrize(
@@ -119,15 +158,20 @@ def test_other_inputs_go_to_the_generic_kernel(name, make):
         dict(kernel_size=0),
         dict(kernel_size=2, dilation=0),
         dict(kernel_size=(2, 2, 2)),
+        dict(kernel_size=2, divisor_override=0),
     ],
 )
 def test_bad_arguments_raise_the_cpu_error_at_the_call(arguments):
     x = torch.randn(1, 1, 4, 4)
-    with pytest.raises(RuntimeError) as cpu_error:
-        F.max_pool2d_with_indices(x, **arguments)
-    with pytest.raises(type(cpu_error.value)) as axon_error:
-        F.max_pool2d_with_indices(x.to("axon"), **arguments)
-    assert str(axon_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
+    pools = [F.avg_pool2d] if "divisor_override" in arguments else [F.max_pool2d_with_indices]
+    if "dilation" not in arguments and "divisor_override" not in arguments:
+        pools.append(F.avg_pool2d)
+    for pool in pools:
+        with pytest.raises(RuntimeError) as cpu_error:
+            pool(x, **arguments)
+        with pytest.raises(type(cpu_error.value)) as axon_error:
+            pool(x.to("axon"), **arguments)
+        assert str(axon_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]
 
 
 def test_queued_on_the_current_stream():
@@ -136,10 +180,12 @@ def test_queued_on_the_current_stream():
     torch.axon.synchronize()
     with closed_gate() as stream:
         values, indices = F.max_pool2d_with_indices(device_x, 2)
+        average = F.avg_pool2d(device_x, 2)
         assert not stream.query()
     expected_values, expected_indices = F.max_pool2d_with_indices(x, 2)
     same_bits(values, expected_values)
     same_bits(indices, expected_indices)
+    same_bits(average, F.avg_pool2d(x, 2))
 
 
 def test_gradient_equals_the_cpu():
@@ -147,6 +193,6 @@ def test_gradient_equals_the_cpu():
     device_x = x.to("axon").requires_grad_()
     x.requires_grad_()
     for source in (x, device_x):
-        pooled = F.max_pool2d(source, 3, 2, 1)
-        (pooled * torch.arange(pooled.numel(), device=source.device).reshape(pooled.shape)).sum().backward()
+        for pooled in (F.max_pool2d(source, 3, 2, 1), F.avg_pool2d(source, 3, 2, 1)):
+            (pooled * torch.arange(pooled.numel(), device=source.device).reshape(pooled.shape)).sum().backward()
     assert torch.equal(device_x.grad.cpu(), x.grad)
