@@ -251,16 +251,21 @@ bool has_avx2() {
 #else
 
 bool has_avx2() { return false; }
+// Never chosen (has_avx2 is false): the scalar kernels stand in for the names.
+constexpr auto* max_plane_avx2 = &max_plane_scalar;
+constexpr auto* average_plane_avx2 = &average_plane_scalar;
 
 #endif
 
-// Runs `plane_kernel(p)` for each plane p, split among the OpenMP team.
-template <class PlaneKernel>
-void for_each_plane(int64_t planes, int64_t plane_elements, const PlaneKernel& plane_kernel) {
+// Runs `body(p, input plane p)` for each of `planes` consecutive input
+// planes, split among the OpenMP team.
+template <class Body>
+void for_each_plane(int64_t planes, const PoolGeometry& g, const float* input, const Body& body) {
+  const int64_t plane_elements = g.height * g.width;
   // At least 32K input elements per task: smaller pools are not worth a second thread.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / plane_elements);
   at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) plane_kernel(plane);
+    for (int64_t plane = begin; plane < end; ++plane) body(plane, input + plane * plane_elements);
   });
 }
 
@@ -272,30 +277,19 @@ bool pooling_planes_supported(const PoolGeometry& g) {
 }
 
 void max_pool2d_planes(const float* input, float* output, int64_t* indices, int64_t planes, const PoolGeometry& g) {
-  const int64_t plane_in = g.height * g.width;
+  const auto plane_kernel = has_avx2() ? max_plane_avx2 : max_plane_scalar;
   const int64_t plane_out = g.out_height * g.out_width;
-  const bool vectors = has_avx2();
-  for_each_plane(planes, plane_in, [&](int64_t plane) {
-    const float* in = input + plane * plane_in;
-#if defined(__x86_64__)
-    if (vectors) return max_plane_avx2(in, output + plane * plane_out, indices + plane * plane_out, g);
-#endif
-    max_plane_scalar(in, output + plane * plane_out, indices + plane * plane_out, g);
+  for_each_plane(planes, g, input, [&](int64_t plane, const float* in) {
+    plane_kernel(in, output + plane * plane_out, indices + plane * plane_out, g);
   });
 }
 
 void avg_pool2d_planes(const float* input, float* output, int64_t planes, const PoolGeometry& g,
                        const AverageDivisor& divide) {
-  const int64_t plane_in = g.height * g.width;
+  const auto plane_kernel = has_avx2() ? average_plane_avx2 : average_plane_scalar;
   const int64_t plane_out = g.out_height * g.out_width;
-  const bool vectors = has_avx2();
-  for_each_plane(planes, plane_in, [&](int64_t plane) {
-    const float* in = input + plane * plane_in;
-#if defined(__x86_64__)
-    if (vectors) return average_plane_avx2(in, output + plane * plane_out, g, divide);
-#endif
-    average_plane_scalar(in, output + plane * plane_out, g, divide);
-  });
+  for_each_plane(planes, g, input,
+                 [&](int64_t plane, const float* in) { plane_kernel(in, output + plane * plane_out, g, divide); });
 }
 
 }  // namespace axon
