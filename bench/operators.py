@@ -41,6 +41,7 @@ def large_cases(device: str) -> dict:
     images = torch.randn(16, 32, 56, 56, device=device)
     weight = torch.randn(64, 32, 3, 3, device=device)
     activations = torch.randn(32, 32, 32, 32, device=device)  # bench/training.py's CNN, first pooling
+    features = torch.randn(8, 64, 32, 32, device=device)  # a U-Net decoder's feature map
     rows = torch.randn(4096, 1024, device=device)
     table = torch.randn(50_000, 256, device=device)
     tokens = torch.randint(0, 50_000, (16_384,), device=device)
@@ -56,6 +57,9 @@ def large_cases(device: str) -> dict:
                                  2 * 16 * 64 * 56 * 56 * 32 * 9 / 1e9),
         "max_pool2d 2x2 32x32x32x32 (GB/s)": (lambda: F.max_pool2d(activations, 2), 4 * activations.numel() / 1e9),
         "max_pool2d 3x3/2 16x32x56x56 (GB/s)": (lambda: F.max_pool2d(images, 3, 2, 1), 4 * images.numel() / 1e9),
+        "avg_pool2d 2x2 32x32x32x32 (GB/s)": (lambda: F.avg_pool2d(activations, 2), 4 * activations.numel() / 1e9),
+        "upsample nearest 2x 8x64x32x32 (GB/s)": (lambda: F.interpolate(features, scale_factor=2),
+                                                  4 * 4 * features.numel() / 1e9),
         "softmax 4096x1024 (GB/s)": (lambda: torch.softmax(rows, dim=-1), 2 * 4 * rows.numel() / 1e9),
         "layer_norm 4096x1024 (GB/s)": (lambda: F.layer_norm(rows, (1024,)), 2 * 4 * rows.numel() / 1e9),
         "embedding 16k x 256 (GB/s)": (lambda: F.embedding(tokens, table), 2 * 4 * 16_384 * 256 / 1e9),

@@ -23,6 +23,7 @@
 #include "host_execution/cuda_dtypes.h"
 #include "host_execution/direct_launch.h"
 #include "host_execution/direct_pooling.h"
+#include "host_execution/direct_upsampling.h"
 #include "ops/tensor_factories.h"
 
 namespace axon {
@@ -251,7 +252,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 12> kDirectKernels = {{
+constexpr std::array<DirectKernel, 14> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -264,6 +265,8 @@ constexpr std::array<DirectKernel, 12> kDirectKernels = {{
     {"zeros", &register_kernel<&zeros>},
     {"max_pool2d_with_indices", &register_kernel<&direct_max_pool2d_with_indices>},
     {"avg_pool2d", &register_kernel<&direct_avg_pool2d>},
+    {"upsample_nearest2d", &register_kernel<&direct_upsample_nearest2d>},
+    {"_upsample_nearest_exact2d", &register_kernel<&direct_upsample_nearest_exact2d>},
 }};
 
 }  // namespace
