@@ -1,10 +1,11 @@
-"""Axon's own nearest-neighbour resizing kernel (csrc/host_execution/nearest_planes.h), behind the
-direct upsample_nearest2d and _upsample_nearest_exact2d (direct_upsampling.h).
+"""Axon's own nearest-neighbour resizing kernels (csrc/host_execution/nearest_planes.h), behind the
+direct upsample_nearest2d and _upsample_nearest_exact2d and their backwards (direct_upsampling.h).
 
-It copies elements, so it must give the CPU's result in every bit: the same source element for
-every output, by the CPU kernel's own index rule (legacy nearest and nearest-exact, with and without
-the caller's scale factors, which that rule uses where given). Each case also checks that the
-direct path took the call (the launch counter).
+The forward copies elements, so it must give the CPU's result in every bit: the same source element
+for every output, by the CPU kernel's own index rule (legacy nearest and nearest-exact, with and
+without the caller's scale factors, which that rule uses where given). The backward sums, so it must
+add the same gradients in the CPU's order, from +0. Each case also checks that the direct path took
+the call (the launch counter).
 """
 
 import pytest
@@ -66,6 +67,28 @@ def test_resizes_equal_the_cpu_bit_for_bit(shape, arguments, dtype):
     same_bits(got, expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape,arguments", CASES)
+def test_gradients_equal_the_cpu_bit_for_bit(shape, arguments, dtype):
+    output_size = F.interpolate(torch.empty(shape), **arguments).shape
+    g = torch.Generator().manual_seed(5)
+    # Magnitudes from 1e-30 to 1e30 along a row: any change in the order of additions shows.
+    grad = torch.randn(output_size, generator=g, dtype=dtype) * torch.logspace(-30, 30, output_size[-1], dtype=dtype)
+    grad[..., 0, :3] = -0.0
+    scale = arguments.get("scale_factor")
+    pair = scale if isinstance(scale, tuple) else (scale, scale)
+    scales = (None, None) if scale is None else tuple(float(v) for v in pair)
+    if arguments.get("recompute_scale_factor"):
+        scales = (None, None)
+    backward = (torch.ops.aten._upsample_nearest_exact2d_backward if arguments.get("mode") == "nearest-exact"
+                else torch.ops.aten.upsample_nearest2d_backward)
+    expected = backward(grad, list(output_size[2:]), list(shape), *scales)
+    before = launches()
+    got = backward(grad.to("axon"), list(output_size[2:]), list(shape), *scales)
+    assert launches() == before + 1, "the direct path did not take the call"
+    same_bits(got, expected)
+
+
 def test_large_inputs_split_across_threads():
     x = torch.randn(8, 64, 32, 32)
     for mode in ("nearest", "nearest-exact"):
@@ -107,11 +130,20 @@ def test_queued_on_the_current_stream():
     same_bits(got, F.interpolate(x, scale_factor=2))
 
 
-def test_gradient_equals_the_cpu():
+def test_autograd_gradient_equals_the_cpu():
     x = torch.randn(2, 3, 7, 9, generator=torch.Generator().manual_seed(4))
     device_x = x.to("axon").requires_grad_()
     x.requires_grad_()
     for source in (x, device_x):
-        up = F.interpolate(source, size=(15, 20))
-        (up * torch.arange(up.numel(), device=source.device).reshape(up.shape)).sum().backward()
+        for up in (F.interpolate(source, size=(15, 20)), F.interpolate(source, scale_factor=2, mode="nearest-exact")):
+            (up * torch.arange(up.numel(), device=source.device).reshape(up.shape).sin()).sum().backward()
     assert torch.equal(device_x.grad.cpu(), x.grad)
+
+
+def test_gradients_the_cpu_refuses_raise_its_error_at_the_call():
+    grad = torch.randn(1, 2, 8, 8)
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.ops.aten.upsample_nearest2d_backward(grad, [8, 8], [1, 3, 4, 4], None, None)  # wrong channel count
+    with pytest.raises(RuntimeError) as axon_error:
+        torch.ops.aten.upsample_nearest2d_backward(grad.to("axon"), [8, 8], [1, 3, 4, 4], None, None)
+    assert str(axon_error.value).split("\n")[0] == str(cpu_error.value).split("\n")[0]

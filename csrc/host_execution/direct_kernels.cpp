@@ -252,7 +252,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 14> kDirectKernels = {{
+constexpr std::array<DirectKernel, 16> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -267,6 +267,8 @@ constexpr std::array<DirectKernel, 14> kDirectKernels = {{
     {"avg_pool2d", &register_kernel<&direct_avg_pool2d>},
     {"upsample_nearest2d", &register_kernel<&direct_upsample_nearest2d>},
     {"_upsample_nearest_exact2d", &register_kernel<&direct_upsample_nearest_exact2d>},
+    {"upsample_nearest2d_backward", &register_kernel<&direct_upsample_nearest2d_backward>},
+    {"_upsample_nearest_exact2d_backward", &register_kernel<&direct_upsample_nearest_exact2d_backward>},
 }};
 
 }  // namespace

@@ -17,4 +17,14 @@ at::Tensor direct_upsample_nearest2d(const at::Tensor& input, at::IntArrayRef ou
 at::Tensor direct_upsample_nearest_exact2d(const at::Tensor& input, at::IntArrayRef output_size,
                                            std::optional<double> scales_h, std::optional<double> scales_w);
 
+// The gradients of both, on contiguous float and double planes (the CPU's
+// own order of additions; its result bit for bit).
+at::Tensor direct_upsample_nearest2d_backward(const at::Tensor& grad_output, at::IntArrayRef output_size,
+                                              at::IntArrayRef input_size, std::optional<double> scales_h,
+                                              std::optional<double> scales_w);
+
+at::Tensor direct_upsample_nearest_exact2d_backward(const at::Tensor& grad_output, at::IntArrayRef output_size,
+                                                    at::IntArrayRef input_size, std::optional<double> scales_h,
+                                                    std::optional<double> scales_w);
+
 }  // namespace axon

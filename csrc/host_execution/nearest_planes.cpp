@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -57,6 +58,26 @@ __attribute__((target("avx2"))) void double_row_avx2(const uint32_t* in, uint32_
   double_row(in + i, out + 2 * i, width - i);
 }
 
+// The gradient of a doubled row: element i adds output 2i, then 2i + 1.
+__attribute__((target("avx2"))) void add_pairs_avx2(const float* grad_out, float* grad_in, int64_t width) {
+  int64_t i = 0;
+  for (; i + 8 <= width; i += 8) {
+    const __m256 low = _mm256_loadu_ps(grad_out + 2 * i);
+    const __m256 high = _mm256_loadu_ps(grad_out + 2 * i + 8);
+    // Evens and odds, in order: 0 2 8 10 | 4 6 12 14 and 1 3 9 11 | 5 7 13 15, then lanes 0 1 2 3.
+    const __m256 evens =
+        _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(low, high, 0x88)), 0xD8));
+    const __m256 odds =
+        _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(low, high, 0xDD)), 0xD8));
+    const __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(grad_in + i), evens), odds);
+    _mm256_storeu_ps(grad_in + i, sum);
+  }
+  for (; i < width; ++i) {
+    grad_in[i] += grad_out[2 * i];
+    grad_in[i] += grad_out[2 * i + 1];
+  }
+}
+
 bool has_avx2() {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   return avx2;
@@ -90,17 +111,59 @@ void nearest_plane(const Element* in, Element* out, const NearestMaps& maps) {
   }
 }
 
+// The gradient of one plane, as the CPU's kernel sums it: every input
+// element starts at +0 and adds the gradients of the outputs that read it,
+// in output order (row by row, left to right). The maps never decrease, so
+// the output rows reading input row r are consecutive, and the kernel can
+// finish one input row before the next; within it, the same order.
+template <typename Element>
+void nearest_gradient_plane(const Element* grad_out, Element* grad_in, const NearestMaps& maps) {
+  const int64_t out_width = static_cast<int64_t>(maps.columns.size());
+  const int64_t out_height = static_cast<int64_t>(maps.rows.size());
+  std::fill(grad_in, grad_in + maps.height * maps.width, Element(0));
+  for (int64_t row = 0; row < out_height; ++row) {
+    Element* to = grad_in + maps.rows[row] * maps.width;
+    const Element* from = grad_out + row * out_width;
+#if defined(__x86_64__)
+    if constexpr (std::is_same_v<Element, float>) {
+      if (maps.doubles_width && has_avx2()) {
+        add_pairs_avx2(from, to, maps.width);
+        continue;
+      }
+    }
+#endif
+    for (int64_t column = 0; column < out_width; ++column) to[maps.columns[column]] += from[column];
+  }
+}
+
+// Runs `plane_body(p)` for each of `planes` planes, split among the OpenMP
+// team.
+template <class PlaneBody>
+void for_each_plane(int64_t planes, int64_t plane_out, const PlaneBody& plane_body) {
+  // At least 64K output elements per task: smaller copies are not worth a second thread.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, plane_out));
+  at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) plane_body(plane);
+  });
+}
+
 template <typename Element>
 void nearest_planes_of(const void* input, void* output, int64_t planes, const NearestMaps& maps) {
   const int64_t plane_in = maps.height * maps.width;
   const int64_t plane_out = static_cast<int64_t>(maps.rows.size() * maps.columns.size());
-  // At least 64K output elements per task: smaller copies are not worth a second thread.
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, plane_out));
-  at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      nearest_plane(static_cast<const Element*>(input) + plane * plane_in,
-                    static_cast<Element*>(output) + plane * plane_out, maps);
-    }
+  for_each_plane(planes, plane_out, [&](int64_t plane) {
+    nearest_plane(static_cast<const Element*>(input) + plane * plane_in,
+                  static_cast<Element*>(output) + plane * plane_out, maps);
+  });
+}
+
+template <typename Element>
+void nearest_gradient_planes_of(const Element* grad_output, Element* grad_input, int64_t planes,
+                                const NearestMaps& maps) {
+  const int64_t plane_in = maps.height * maps.width;
+  const int64_t plane_out = static_cast<int64_t>(maps.rows.size() * maps.columns.size());
+  for_each_plane(planes, plane_out, [&](int64_t plane) {
+    nearest_gradient_plane(grad_output + plane * plane_out, grad_input + plane * plane_in, maps);
   });
 }
 
@@ -119,6 +182,16 @@ void nearest_planes(const void* input, void* output, int64_t planes, int64_t ele
     default:
       return nearest_planes_of<uint64_t>(input, output, planes, maps);
   }
+}
+
+void nearest_gradient_planes(const void* grad_output, void* grad_input, int64_t planes, bool is_double,
+                             const NearestResize& resize) {
+  const NearestMaps maps(resize);
+  if (is_double) {
+    return nearest_gradient_planes_of(static_cast<const double*>(grad_output), static_cast<double*>(grad_input), planes,
+                                      maps);
+  }
+  nearest_gradient_planes_of(static_cast<const float*>(grad_output), static_cast<float*>(grad_input), planes, maps);
 }
 
 }  // namespace axon

@@ -35,4 +35,11 @@ struct NearestResize {
 // thread's OpenMP team.
 void nearest_planes(const void* input, void* output, int64_t planes, int64_t element_size, const NearestResize& resize);
 
+// The gradient of that resize for float (or, where `is_double`, double)
+// planes: each input element the sum, from +0, of the output gradients of
+// the outputs that copied it, added in output order as the CPU's kernel
+// adds them (its result, bit for bit).
+void nearest_gradient_planes(const void* grad_output, void* grad_input, int64_t planes, bool is_double,
+                             const NearestResize& resize);
+
 }  // namespace axon
