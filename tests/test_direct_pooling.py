@@ -105,6 +105,28 @@ def test_averages_equal_the_cpu_bit_for_bit(shape, kernel, stride, padding, ceil
     same_bits(got, expected)
 
 
+def both_axes(value):
+    return [value, value] if isinstance(value, int) else list(value)
+
+
+@pytest.mark.parametrize("shape,kernel,stride,padding,ceil,count_pad,divisor", AVERAGE_GEOMETRIES)
+def test_average_gradients_equal_the_cpu_bit_for_bit(shape, kernel, stride, padding, ceil, count_pad, divisor):
+    x = torch.randn(shape)
+    stride = kernel if stride is None else stride
+    arguments = (both_axes(kernel), both_axes(stride), both_axes(padding), ceil, count_pad, divisor)
+    output = F.avg_pool2d(x, *arguments)
+    g = torch.Generator().manual_seed(6)
+    grad = torch.randn(output.shape, generator=g) * torch.logspace(-35, 35, output.shape[-1])
+    grad.view(-1)[:3] = -0.0
+    expected = torch.ops.aten.avg_pool2d_backward(grad, x, *arguments)
+    before = launches()
+    got = torch.ops.aten.avg_pool2d_backward(grad.to("axon"), x.to("axon"), *arguments)
+    # Only windows that do not overlap take axon's kernel; the rest are the CPU's kernel, equal anyway.
+    disjoint = all(s >= k for s, k in zip(arguments[1], arguments[0]))
+    assert launches() == before + disjoint
+    same_bits(got, expected)
+
+
 def test_all_minus_infinity_names_the_first_element_inside_the_input():
     x = torch.full((1, 1, 6, 6), float("-inf"))
     x[0, 0, 5, 5] = float("nan")
@@ -193,6 +215,6 @@ def test_gradient_equals_the_cpu():
     device_x = x.to("axon").requires_grad_()
     x.requires_grad_()
     for source in (x, device_x):
-        for pooled in (F.max_pool2d(source, 3, 2, 1), F.avg_pool2d(source, 3, 2, 1)):
+        for pooled in (F.max_pool2d(source, 3, 2, 1), F.avg_pool2d(source, 3, 2, 1), F.avg_pool2d(source, 2)):
             (pooled * torch.arange(pooled.numel(), device=source.device).reshape(pooled.shape)).sum().backward()
     assert torch.equal(device_x.grad.cpu(), x.grad)

@@ -252,7 +252,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 16> kDirectKernels = {{
+constexpr std::array<DirectKernel, 17> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -265,6 +265,7 @@ constexpr std::array<DirectKernel, 16> kDirectKernels = {{
     {"zeros", &register_kernel<&zeros>},
     {"max_pool2d_with_indices", &register_kernel<&direct_max_pool2d_with_indices>},
     {"avg_pool2d", &register_kernel<&direct_avg_pool2d>},
+    {"avg_pool2d_backward", &register_kernel<&direct_avg_pool2d_backward>},
     {"upsample_nearest2d", &register_kernel<&direct_upsample_nearest2d>},
     {"_upsample_nearest_exact2d", &register_kernel<&direct_upsample_nearest_exact2d>},
     {"upsample_nearest2d_backward", &register_kernel<&direct_upsample_nearest2d_backward>},

@@ -119,4 +119,36 @@ at::Tensor direct_avg_pool2d(const at::Tensor& input, at::IntArrayRef kernel_siz
   return op.generic(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override).toTensor();
 }
 
+at::Tensor direct_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& input,
+                                      at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                      bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  static const DirectOperator op("avg_pool2d_backward");
+  const std::array<int64_t, 1> no_dilation = {1};
+  const bool divisor_taken = !divisor_override.has_value() || *divisor_override != 0;
+  auto geometry =
+      divisor_taken ? direct_geometry(input, kernel_size, stride, padding, no_dilation, ceil_mode) : std::nullopt;
+  // The gradient: float, on the input's device, contiguous, of the pooling's output sizes (the CPU checks
+  // them; other gradients go to it and raise).
+  if (geometry && avg_pool2d_gradient_vectorized(*geometry) && direct::direct_operand(grad_output) &&
+      grad_output.scalar_type() == at::kFloat && grad_output.device() == input.device() &&
+      grad_output.is_contiguous() && grad_output.suggest_memory_format() == c10::MemoryFormat::Contiguous) {
+    c10::SmallVector<int64_t, 4> sizes(input.sizes().begin(), input.sizes().end());
+    sizes[sizes.size() - 2] = geometry->out_height;
+    sizes[sizes.size() - 1] = geometry->out_width;
+    if (grad_output.sizes().equals(sizes)) {
+      const c10::DeviceGuard guard(input.device());
+      at::Tensor grad_input = direct::fresh(input.sizes(), at::kFloat);
+      direct::queue_over_aliases<2>(
+          op.kernel_name(), input.device(), {&grad_output, &grad_input},
+          [g = *geometry, planes = planes_of(input, *geometry),
+           divide = AverageDivisor{count_include_pad, divisor_override}](std::array<at::Tensor, 2>& t) {
+            avg_pool2d_gradient_planes(t[0].const_data_ptr<float>(), t[1].mutable_data_ptr<float>(), planes, g, divide);
+          });
+      return grad_input;
+    }
+  }
+  return op.generic(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+      .toTensor();
+}
+
 }  // namespace axon

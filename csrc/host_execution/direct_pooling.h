@@ -21,4 +21,10 @@ at::Tensor direct_avg_pool2d(const at::Tensor& input, at::IntArrayRef kernel_siz
                              at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                              std::optional<int64_t> divisor_override);
 
+// The gradient of avg_pool2d where its windows do not overlap (2×2 windows
+// 2 apart, and the like).
+at::Tensor direct_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& input,
+                                      at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
+                                      bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
+
 }  // namespace axon

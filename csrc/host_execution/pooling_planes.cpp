@@ -98,6 +98,25 @@ void average_plane_scalar(const float* plane, float* output, const PoolGeometry&
   }
 }
 
+// The gradient of average pooling, as the CPU's kernel computes it: the
+// input plane zeroed, then each output's gradient divided by its divisor and
+// added to every element of its window, output by output.
+void average_gradient_plane_scalar(const float* grad_out, float* grad_in, const PoolGeometry& g,
+                                   const AverageDivisor& divide) {
+  std::fill(grad_in, grad_in + g.height * g.width, 0.0f);
+  for (int64_t out_row = 0; out_row < g.out_height; ++out_row) {
+    const AverageWindow rows = average_window(out_row, g.stride_h, g.pad_h, g.kernel_h, g.height);
+    for (int64_t out_column = 0; out_column < g.out_width; ++out_column) {
+      const AverageWindow columns = average_window(out_column, g.stride_w, g.pad_w, g.kernel_w, g.width);
+      const float delta =
+          grad_out[out_row * g.out_width + out_column] / static_cast<float>(divide_factor(divide, rows, columns));
+      for (int64_t row = rows.first; row < rows.end; ++row) {
+        for (int64_t column = columns.first; column < columns.end; ++column) grad_in[row * g.width + column] += delta;
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__)
 
 // ---- eight outputs of a row at a time (AVX2) ------------------------------
@@ -243,6 +262,61 @@ __attribute__((target("avx2"))) void average_plane_avx2(const float* plane, floa
   }
 }
 
+// The gradient where windows do not overlap (stride at least the kernel on
+// both axes), so each input element gets at most one output's share: that
+// share added to +0, as in the CPU's kernel. Eight outputs' shares are one
+// vector division; 2-wide windows 2 apart write each window row as one
+// unpacked vector pair.
+__attribute__((target("avx2"))) void average_gradient_plane_avx2(const float* grad_out, float* grad_in,
+                                                                 const PoolGeometry& g, const AverageDivisor& divide) {
+  std::fill(grad_in, grad_in + g.height * g.width, 0.0f);
+  const InnerColumns inner = inner_columns(g);
+  const bool pairs = g.kernel_w == 2 && g.stride_w == 2;
+  for (int64_t out_row = 0; out_row < g.out_height; ++out_row) {
+    const AverageWindow rows = average_window(out_row, g.stride_h, g.pad_h, g.kernel_h, g.height);
+    const float* shares_row = grad_out + out_row * g.out_width;
+    for (int64_t column = 0; column < g.out_width; ++column) {
+      if (column >= inner.begin && column < inner.end) continue;
+      const AverageWindow columns = average_window(column, g.stride_w, g.pad_w, g.kernel_w, g.width);
+      const float share = 0.0f + shares_row[column] / static_cast<float>(divide_factor(divide, rows, columns));
+      for (int64_t row = rows.first; row < rows.end; ++row) {
+        for (int64_t c = columns.first; c < columns.end; ++c) grad_in[row * g.width + c] = share;
+      }
+    }
+    if (rows.first >= rows.end) continue;
+    const AverageWindow inner_window{0, g.kernel_w, g.kernel_w};
+    const __m256 divisor = _mm256_set1_ps(static_cast<float>(divide_factor(divide, rows, inner_window)));
+    for (int64_t column = inner.begin; column < inner.end; column += 8) {
+      const int64_t lanes = std::min<int64_t>(8, inner.end - column);
+      const __m256i live =
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(lanes)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      const __m256 shares =
+          _mm256_add_ps(_mm256_setzero_ps(), _mm256_div_ps(_mm256_maskload_ps(shares_row + column, live), divisor));
+      const int64_t first_column = column * g.stride_w - g.pad_w;
+      if (pairs && lanes == 8) {
+        const __m256 low = _mm256_unpacklo_ps(shares, shares);   // 0 0 1 1 | 4 4 5 5
+        const __m256 high = _mm256_unpackhi_ps(shares, shares);  // 2 2 3 3 | 6 6 7 7
+        const __m256 first = _mm256_permute2f128_ps(low, high, 0x20);
+        const __m256 second = _mm256_permute2f128_ps(low, high, 0x31);
+        for (int64_t row = rows.first; row < rows.end; ++row) {
+          float* to = grad_in + row * g.width + first_column;
+          _mm256_storeu_ps(to, first);
+          _mm256_storeu_ps(to + 8, second);
+        }
+        continue;
+      }
+      alignas(32) float each[8];
+      _mm256_store_ps(each, shares);
+      for (int64_t row = rows.first; row < rows.end; ++row) {
+        float* to = grad_in + row * g.width + first_column;
+        for (int64_t lane = 0; lane < lanes; ++lane) {
+          for (int64_t tap = 0; tap < g.kernel_w; ++tap) to[lane * g.stride_w + tap] = each[lane];
+        }
+      }
+    }
+  }
+}
+
 bool has_avx2() {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   return avx2;
@@ -254,18 +328,17 @@ bool has_avx2() { return false; }
 // Never chosen (has_avx2 is false): the scalar kernels stand in for the names.
 constexpr auto* max_plane_avx2 = &max_plane_scalar;
 constexpr auto* average_plane_avx2 = &average_plane_scalar;
+constexpr auto* average_gradient_plane_avx2 = &average_gradient_plane_scalar;
 
 #endif
 
-// Runs `body(p, input plane p)` for each of `planes` consecutive input
-// planes, split among the OpenMP team.
+// Runs `body(p)` for each of `planes` planes, split among the OpenMP team.
 template <class Body>
-void for_each_plane(int64_t planes, const PoolGeometry& g, const float* input, const Body& body) {
-  const int64_t plane_elements = g.height * g.width;
+void for_each_plane(int64_t planes, const PoolGeometry& g, const Body& body) {
   // At least 32K input elements per task: smaller pools are not worth a second thread.
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / plane_elements);
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / (g.height * g.width));
   at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) body(plane, input + plane * plane_elements);
+    for (int64_t plane = begin; plane < end; ++plane) body(plane);
   });
 }
 
@@ -279,8 +352,9 @@ bool pooling_planes_supported(const PoolGeometry& g) {
 void max_pool2d_planes(const float* input, float* output, int64_t* indices, int64_t planes, const PoolGeometry& g) {
   const auto plane_kernel = has_avx2() ? max_plane_avx2 : max_plane_scalar;
   const int64_t plane_out = g.out_height * g.out_width;
-  for_each_plane(planes, g, input, [&](int64_t plane, const float* in) {
-    plane_kernel(in, output + plane * plane_out, indices + plane * plane_out, g);
+  const int64_t plane_in = g.height * g.width;
+  for_each_plane(planes, g, [&](int64_t plane) {
+    plane_kernel(input + plane * plane_in, output + plane * plane_out, indices + plane * plane_out, g);
   });
 }
 
@@ -288,8 +362,24 @@ void avg_pool2d_planes(const float* input, float* output, int64_t planes, const 
                        const AverageDivisor& divide) {
   const auto plane_kernel = has_avx2() ? average_plane_avx2 : average_plane_scalar;
   const int64_t plane_out = g.out_height * g.out_width;
-  for_each_plane(planes, g, input,
-                 [&](int64_t plane, const float* in) { plane_kernel(in, output + plane * plane_out, g, divide); });
+  const int64_t plane_in = g.height * g.width;
+  for_each_plane(planes, g,
+                 [&](int64_t plane) { plane_kernel(input + plane * plane_in, output + plane * plane_out, g, divide); });
+}
+
+bool avg_pool2d_gradient_vectorized(const PoolGeometry& g) {
+  return g.stride_h >= g.kernel_h && g.stride_w >= g.kernel_w;
+}
+
+void avg_pool2d_gradient_planes(const float* grad_output, float* grad_input, int64_t planes, const PoolGeometry& g,
+                                const AverageDivisor& divide) {
+  const auto plane_kernel =
+      has_avx2() && avg_pool2d_gradient_vectorized(g) ? average_gradient_plane_avx2 : average_gradient_plane_scalar;
+  const int64_t plane_in = g.height * g.width;
+  const int64_t plane_out = g.out_height * g.out_width;
+  for_each_plane(planes, g, [&](int64_t plane) {
+    plane_kernel(grad_output + plane * plane_out, grad_input + plane * plane_in, g, divide);
+  });
 }
 
 }  // namespace axon

@@ -60,4 +60,15 @@ struct AverageDivisor {
 void avg_pool2d_planes(const float* input, float* output, int64_t planes, const PoolGeometry& geometry,
                        const AverageDivisor& divide);
 
+// Whether avg_pool2d_gradient_planes has a faster kernel than the CPU's
+// for this geometry: windows that do not overlap (stride at least the
+// kernel on both axes), so each input element takes at most one share.
+bool avg_pool2d_gradient_vectorized(const PoolGeometry& geometry);
+
+// The gradient of average pooling over `planes` consecutive planes, as the
+// CPU's kernel computes it (each output's gradient divided by its divisor,
+// added from +0 to every element of its window, output by output).
+void avg_pool2d_gradient_planes(const float* grad_output, float* grad_input, int64_t planes,
+                                const PoolGeometry& geometry, const AverageDivisor& divide);
+
 }  // namespace axon
