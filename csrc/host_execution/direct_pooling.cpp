@@ -66,12 +66,16 @@ std::optional<PoolGeometry> direct_geometry(const at::Tensor& input, at::IntArra
   return g;
 }
 
-// A fresh output of `input`'s leading sizes and the geometry's plane.
-at::Tensor fresh_output(const at::Tensor& input, const PoolGeometry& g, at::ScalarType dtype) {
+// The pooling's output sizes: `input`'s leading sizes and the geometry's plane.
+c10::SmallVector<int64_t, 4> output_sizes(const at::Tensor& input, const PoolGeometry& g) {
   c10::SmallVector<int64_t, 4> sizes(input.sizes().begin(), input.sizes().end());
   sizes[sizes.size() - 2] = g.out_height;
   sizes[sizes.size() - 1] = g.out_width;
-  return direct::fresh(sizes, dtype);
+  return sizes;
+}
+
+at::Tensor fresh_output(const at::Tensor& input, const PoolGeometry& g, at::ScalarType dtype) {
+  return direct::fresh(output_sizes(input, g), dtype);
 }
 
 int64_t planes_of(const at::Tensor& input, const PoolGeometry& g) { return input.numel() / (g.height * g.width); }
@@ -132,10 +136,7 @@ at::Tensor direct_avg_pool2d_backward(const at::Tensor& grad_output, const at::T
   if (geometry && avg_pool2d_gradient_vectorized(*geometry) && direct::direct_operand(grad_output) &&
       grad_output.scalar_type() == at::kFloat && grad_output.device() == input.device() &&
       grad_output.is_contiguous() && grad_output.suggest_memory_format() == c10::MemoryFormat::Contiguous) {
-    c10::SmallVector<int64_t, 4> sizes(input.sizes().begin(), input.sizes().end());
-    sizes[sizes.size() - 2] = geometry->out_height;
-    sizes[sizes.size() - 1] = geometry->out_width;
-    if (grad_output.sizes().equals(sizes)) {
+    if (grad_output.sizes().equals(output_sizes(input, *geometry))) {
       const c10::DeviceGuard guard(input.device());
       at::Tensor grad_input = direct::fresh(input.sizes(), at::kFloat);
       direct::queue_over_aliases<2>(
