@@ -27,16 +27,18 @@ std::optional<std::array<int64_t, 2>> axis_pair(at::IntArrayRef list, std::optio
 }
 
 // The geometry of a pooling call that axon's own kernels compute: a
-// contiguous float input of 3 or 4 non-empty dimensions whose layout the CPU
-// keeps (not one that also reads as channels-last), and arguments the CPU's
-// meta kernel accepts (positive kernel, stride and dilation, padding at most
-// half the kernel, an output of at least one element). Anything else goes to
-// the generic kernel, which raises the CPU's errors at the call.
+// contiguous float (or, where `bfloat16_too`, bfloat16) input of 3 or 4
+// non-empty dimensions whose layout the CPU keeps (not one that also reads
+// as channels-last), and arguments the CPU's meta kernel accepts (positive
+// kernel, stride and dilation, padding at most half the kernel, an output of
+// at least one element). Anything else goes to the generic kernel, which
+// raises the CPU's errors at the call.
 std::optional<PoolGeometry> direct_geometry(const at::Tensor& input, at::IntArrayRef kernel_size,
                                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                                            bool ceil_mode) {
-  if (!direct::direct_operand(input) || input.scalar_type() != at::kFloat || (input.dim() != 3 && input.dim() != 4) ||
-      input.numel() == 0 || !input.is_contiguous() || input.suggest_memory_format() != c10::MemoryFormat::Contiguous ||
+                                            bool ceil_mode, bool bfloat16_too = false) {
+  const bool dtype = input.scalar_type() == at::kFloat || (bfloat16_too && input.scalar_type() == at::kBFloat16);
+  if (!direct::direct_operand(input) || !dtype || (input.dim() != 3 && input.dim() != 4) || input.numel() == 0 ||
+      !input.is_contiguous() || input.suggest_memory_format() != c10::MemoryFormat::Contiguous ||
       !direct::direct_device(input.device())) {
     return std::nullopt;
   }
@@ -86,14 +88,21 @@ std::tuple<at::Tensor, at::Tensor> direct_max_pool2d_with_indices(const at::Tens
                                                                   at::IntArrayRef stride, at::IntArrayRef padding,
                                                                   at::IntArrayRef dilation, bool ceil_mode) {
   static const DirectOperator op("max_pool2d_with_indices");
-  if (const auto geometry = direct_geometry(input, kernel_size, stride, padding, dilation, ceil_mode)) {
+  if (const auto geometry =
+          direct_geometry(input, kernel_size, stride, padding, dilation, ceil_mode, /*bfloat16_too=*/true)) {
     const c10::DeviceGuard guard(input.device());
-    at::Tensor values = fresh_output(input, *geometry, at::kFloat);
+    at::Tensor values = fresh_output(input, *geometry, input.scalar_type());
     at::Tensor indices = fresh_output(input, *geometry, at::kLong);
     direct::queue_over_aliases<3>(op.kernel_name(), input.device(), {&input, &values, &indices},
                                   [g = *geometry, planes = planes_of(input, *geometry)](std::array<at::Tensor, 3>& t) {
-                                    max_pool2d_planes(t[0].const_data_ptr<float>(), t[1].mutable_data_ptr<float>(),
-                                                      t[2].mutable_data_ptr<int64_t>(), planes, g);
+                                    int64_t* indices = t[2].mutable_data_ptr<int64_t>();
+                                    if (t[0].scalar_type() == at::kBFloat16) {
+                                      max_pool2d_planes(t[0].const_data_ptr<c10::BFloat16>(),
+                                                        t[1].mutable_data_ptr<c10::BFloat16>(), indices, planes, g);
+                                    } else {
+                                      max_pool2d_planes(t[0].const_data_ptr<float>(), t[1].mutable_data_ptr<float>(),
+                                                        indices, planes, g);
+                                    }
                                   });
     return {std::move(values), std::move(indices)};
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #if defined(__x86_64__)
@@ -31,7 +32,10 @@ MaxWindow max_window(int64_t out, int64_t stride, int64_t pad, int64_t kernel, i
   return {first, end};
 }
 
-inline void max_one(const float* plane, const PoolGeometry& g, MaxWindow rows, int64_t out_column, float* value,
+// Compares in float, as the CPU's kernel does for bfloat16 too, and converts
+// the maximum back as it does (a bfloat16 NaN becomes 0x7FC0).
+template <typename Element>
+inline void max_one(const Element* plane, const PoolGeometry& g, MaxWindow rows, int64_t out_column, Element* value,
                     int64_t* index) {
   const MaxWindow columns = max_window(out_column, g.stride_w, g.pad_w, g.kernel_w, g.dilation_w, g.width);
   int64_t best_index = rows.first * g.width + columns.first;
@@ -39,14 +43,14 @@ inline void max_one(const float* plane, const PoolGeometry& g, MaxWindow rows, i
   for (int64_t row = rows.first; row < rows.end; row += g.dilation_h) {
     for (int64_t column = columns.first; column < columns.end; column += g.dilation_w) {
       const int64_t at = row * g.width + column;
-      const float candidate = plane[at];
+      const float candidate = static_cast<float>(plane[at]);
       if (candidate > best || std::isnan(candidate)) {
         best = candidate;
         best_index = at;
       }
     }
   }
-  *value = best;
+  *value = static_cast<Element>(best);
   *index = best_index;
 }
 
@@ -79,7 +83,8 @@ inline float average_one(const float* plane, const PoolGeometry& g, const Averag
   return 0.0f + sum / static_cast<float>(divide_factor(divide, rows, columns));
 }
 
-void max_plane_scalar(const float* plane, float* output, int64_t* indices, const PoolGeometry& g) {
+template <typename Element>
+void max_plane_scalar(const Element* plane, Element* output, int64_t* indices, const PoolGeometry& g) {
   for (int64_t out_row = 0; out_row < g.out_height; ++out_row) {
     const MaxWindow rows = max_window(out_row, g.stride_h, g.pad_h, g.kernel_h, g.dilation_h, g.height);
     for (int64_t out_column = 0; out_column < g.out_width; ++out_column) {
@@ -140,7 +145,7 @@ InnerColumns inner_columns(const PoolGeometry& g) {
 class LaneTaps {
  public:
   __attribute__((target("avx2"))) LaneTaps(const PoolGeometry& g, int64_t lanes)
-      : stride_(g.stride_w), plane_elements_(g.height * g.width), full_(lanes == 8) {
+      : stride_(g.stride_w), plane_elements_(g.height * g.width), lanes_(lanes), full_(lanes == 8) {
     const __m256i numbers = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     offsets_ = _mm256_mullo_epi32(numbers, _mm256_set1_epi32(static_cast<int32_t>(stride_)));
     live_ = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(lanes)), numbers);
@@ -157,6 +162,23 @@ class LaneTaps {
     return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), plane + at, offsets_, _mm256_castsi256_ps(live_), 4);
   }
 
+  // bfloat16 elements, widened to float (exactly: a bfloat16 is a float's
+  // upper half).
+  __attribute__((target("avx2"))) __m256 load(const c10::BFloat16* plane, int64_t at) const {
+    const auto* bits = reinterpret_cast<const uint16_t*>(plane) + at;
+    if (full_ && stride_ == 1) return widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bits)));
+    if (full_ && stride_ == 2 && at + 16 <= plane_elements_) {
+      const __m256i sixteen = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits));
+      const __m256 low = widen(_mm256_castsi256_si128(sixteen));
+      const __m256 high = widen(_mm256_extracti128_si256(sixteen, 1));
+      const __m256 evens = _mm256_shuffle_ps(low, high, 0x88);
+      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), 0xD8));
+    }
+    alignas(32) float live[8] = {};
+    for (int64_t lane = 0; lane < lanes_; ++lane) live[lane] = static_cast<float>(plane[at + lane * stride_]);
+    return _mm256_load_ps(live);
+  }
+
   // Each lane's element offset for a tap at `at`.
   __attribute__((target("avx2"))) __m256i offsets_from(int64_t at) const {
     return _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(at)), offsets_);
@@ -167,6 +189,23 @@ class LaneTaps {
       _mm256_storeu_ps(out, values);
     } else {
       _mm256_maskstore_ps(out, live_, values);
+    }
+  }
+
+  // Maxima of bfloat16 elements: each is exactly an input element, so its
+  // upper half, except NaNs, which the CPU's conversion makes 0x7FC0.
+  __attribute__((target("avx2"))) void store(c10::BFloat16* out, __m256 values) const {
+    __m256i bits = _mm256_srli_epi32(_mm256_castps_si256(values), 16);
+    const __m256 nan = _mm256_cmp_ps(values, values, _CMP_UNORD_Q);
+    bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x7FC0), _mm256_castps_si256(nan));
+    // Eight 32-bit lanes to eight 16-bit ones, in order (packs work within 128-bit halves).
+    const __m128i halves = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0xD8));
+    if (full_) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), halves);
+    } else {
+      alignas(16) uint16_t each[8];
+      _mm_store_si128(reinterpret_cast<__m128i*>(each), halves);
+      std::memcpy(out, each, static_cast<std::size_t>(lanes_) * sizeof(uint16_t));
     }
   }
 
@@ -184,20 +223,25 @@ class LaneTaps {
   }
 
  private:
-  int64_t stride_, plane_elements_;
+  __attribute__((target("avx2"))) static __m256 widen(__m128i bfloat16s) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bfloat16s), 16));
+  }
+
+  int64_t stride_, plane_elements_, lanes_;
   bool full_;
   __m256i offsets_, live_;
 };
 
 // Per tap, a compare (larger, or NaN) and two blends (value and index)
 // replace the CPU's branch.
-__attribute__((target("avx2"))) void max_plane_avx2(const float* plane, float* output, int64_t* indices,
+template <typename Element>
+__attribute__((target("avx2"))) void max_plane_avx2(const Element* plane, Element* output, int64_t* indices,
                                                     const PoolGeometry& g) {
   const InnerColumns inner = inner_columns(g);
   const LaneTaps full(g, 8);
   for (int64_t out_row = 0; out_row < g.out_height; ++out_row) {
     const MaxWindow rows = max_window(out_row, g.stride_h, g.pad_h, g.kernel_h, g.dilation_h, g.height);
-    float* values_row = output + out_row * g.out_width;
+    Element* values_row = output + out_row * g.out_width;
     int64_t* indices_row = indices + out_row * g.out_width;
     for (int64_t column = 0; column < inner.begin; ++column) {
       max_one(plane, g, rows, column, values_row + column, indices_row + column);
@@ -326,7 +370,8 @@ bool has_avx2() {
 
 bool has_avx2() { return false; }
 // Never chosen (has_avx2 is false): the scalar kernels stand in for the names.
-constexpr auto* max_plane_avx2 = &max_plane_scalar;
+template <typename Element>
+constexpr auto* max_plane_avx2 = &max_plane_scalar<Element>;
 constexpr auto* average_plane_avx2 = &average_plane_scalar;
 constexpr auto* average_gradient_plane_avx2 = &average_gradient_plane_scalar;
 
@@ -349,13 +394,24 @@ bool pooling_planes_supported(const PoolGeometry& g) {
          g.stride_w * 8 <= std::numeric_limits<int32_t>::max();
 }
 
-void max_pool2d_planes(const float* input, float* output, int64_t* indices, int64_t planes, const PoolGeometry& g) {
-  const auto plane_kernel = has_avx2() ? max_plane_avx2 : max_plane_scalar;
-  const int64_t plane_out = g.out_height * g.out_width;
+template <typename Element>
+void max_pool2d_planes_of(const Element* input, Element* output, int64_t* indices, int64_t planes,
+                          const PoolGeometry& g) {
+  const auto plane_kernel = has_avx2() ? max_plane_avx2<Element> : max_plane_scalar<Element>;
   const int64_t plane_in = g.height * g.width;
+  const int64_t plane_out = g.out_height * g.out_width;
   for_each_plane(planes, g, [&](int64_t plane) {
     plane_kernel(input + plane * plane_in, output + plane * plane_out, indices + plane * plane_out, g);
   });
+}
+
+void max_pool2d_planes(const float* input, float* output, int64_t* indices, int64_t planes, const PoolGeometry& g) {
+  max_pool2d_planes_of(input, output, indices, planes, g);
+}
+
+void max_pool2d_planes(const c10::BFloat16* input, c10::BFloat16* output, int64_t* indices, int64_t planes,
+                       const PoolGeometry& g) {
+  max_pool2d_planes_of(input, output, indices, planes, g);
 }
 
 void avg_pool2d_planes(const float* input, float* output, int64_t planes, const PoolGeometry& g,

@@ -1,5 +1,6 @@
-// Max and average pooling over contiguous (N)CHW float planes: axon's own
-// kernels behind the direct max_pool2d_with_indices and avg_pool2d
+// Max and average pooling over contiguous (N)CHW float planes (bfloat16 too
+// for max pooling): axon's own kernels behind the direct
+// max_pool2d_with_indices, avg_pool2d and avg_pool2d_backward
 // (direct_pooling.cpp).
 //
 // Why: the CPU's kernels for this layout compute one output at a time,
@@ -19,6 +20,8 @@
 //   the divisor (the override, else the window's size with or without its
 //   padding), added to +0 as the CPU's kernel adds it to the zeroed output.
 #pragma once
+
+#include <c10/util/BFloat16.h>
 
 #include <cstdint>
 #include <optional>
@@ -46,6 +49,9 @@ bool pooling_planes_supported(const PoolGeometry& geometry);
 // (each index counts elements within its input plane, as the CPU's do).
 // Splits the planes among the calling thread's OpenMP team.
 void max_pool2d_planes(const float* input, float* output, int64_t* indices, int64_t planes,
+                       const PoolGeometry& geometry);
+// The same on bfloat16 planes, compared in float, as the CPU's kernel does.
+void max_pool2d_planes(const c10::BFloat16* input, c10::BFloat16* output, int64_t* indices, int64_t planes,
                        const PoolGeometry& geometry);
 
 // How average pooling divides a window's sum: by `divisor` where given, else
