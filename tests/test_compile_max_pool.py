@@ -13,6 +13,12 @@ import torch.nn.functional as F
 pytestmark = pytest.mark.usefixtures("fresh_compile_state")
 
 
+@pytest.fixture(autouse=True)
+def _pooling_compiled(monkeypatch):
+    # Pooling is an extern kernel by default (axon's own kernel); these tests are about its lowering.
+    monkeypatch.setenv("AXON_COMPILE_EXTERN", "convolution,attention")
+
+
 def _compile_strict(function, **options):
     return torch.compile(function, backend="axon", dynamic=False, options={"strict": True, **options})
 

@@ -36,9 +36,12 @@ aten = torch.ops.aten
 # them extern against 0.41x compiled. Decomposed attention runs at about 0.6x
 # of the CPU's flash kernels, and taking it out of the executables made the GPT
 # training step 8-12% faster (in one process, each configuration its own
-# compiled function; docs/benchmarks.md, 2026-12-04). Matrix products stay
-# compiled: XLA's dots are close to MKL's here, and taking them out as well
-# gained nothing in the GPT step and lost 7% in the MLP's.
+# compiled function; docs/benchmarks.md, 2026-12-04). 2-D max and average
+# pooling forwards are axon's own kernels, 4-12x the CPU's (and XLA's lowering
+# of them); as extern kernels the CNN's compiled training step went from
+# 16.0-17.4 to 12.8-13.7 ms, inference unchanged (2026-12-05). Matrix
+# products stay compiled: XLA's dots are close to MKL's here, and taking them
+# out as well gained nothing in the GPT step and lost 7% in the MLP's.
 EXTERN_GROUPS = {
     "mm": (aten.mm.default,),
     "bmm": (aten.bmm.default,),
@@ -47,10 +50,11 @@ EXTERN_GROUPS = {
     "convolution": (aten.convolution.default, aten.convolution_backward.default),
     "attention": (aten._scaled_dot_product_flash_attention_for_cpu.default,
                   aten._scaled_dot_product_flash_attention_for_cpu_backward.default),
+    "pooling": (aten.max_pool2d_with_indices.default, aten.avg_pool2d.default),
 }
 EXTERN_KERNELS = {op for ops in EXTERN_GROUPS.values() for op in ops}
 EXTERN_REASON = "extern kernel: runs as the axon library op"
-DEFAULT_EXTERN = "convolution,attention"
+DEFAULT_EXTERN = "convolution,attention,pooling"
 
 
 def extern_kernels() -> set:
