@@ -1,5 +1,5 @@
 """Axon's own pooling kernels (csrc/host_execution/pooling_planes.h), behind the direct
-max_pool2d_with_indices and avg_pool2d (direct_pooling.h).
+max_pool2d_with_indices (float and bfloat16), avg_pool2d and avg_pool2d_backward (direct_pooling.h).
 
 They must equal the CPU's kernels in every bit. Max pooling, indices included: ties keep the first
 element of the window, the last NaN wins, a window of -inf names its first element inside the

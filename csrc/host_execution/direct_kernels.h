@@ -10,9 +10,10 @@
 // axon device in memory the host can address, equal sizes, one dtype,
 // contiguous layouts (so the result's layout is the CPU's: contiguous).
 // They allocate the result and queue the CPU kernel itself (at::cpu::*) on
-// the current stream over aliases the worker makes (DeferredAliases); max
-// pooling queues axon's own kernel instead, 8-10x faster than the CPU's on
-// contiguous float planes (max_pool_planes.h) and equal to it bit for bit.
+// the current stream over aliases the worker makes (DeferredAliases);
+// pooling and nearest resizing (direct_pooling.h, direct_upsampling.h) queue
+// axon's own kernels instead, several times faster than the CPU's and equal
+// to them bit for bit.
 // Every other call (broadcasting, mixed dtypes, strided layouts, private
 // device memory, compiled eager kernels, calls the CPU refuses) goes to the
 // generic kernel unchanged, so errors and results stay the generic kernel's.

@@ -1,7 +1,8 @@
 // What every direct kernel (direct_kernels.h) is built from: the operator and
 // its way back to the generic kernel, the tests that decide whether the
 // direct path takes a call, and the launch that queues a body over aliases
-// the worker makes. Shared by direct_kernels.cpp and direct_pooling.cpp.
+// the worker makes. Shared by direct_kernels.cpp, direct_pooling.cpp and
+// direct_upsampling.cpp.
 #pragma once
 
 #include <ATen/EmptyTensor.h>
