@@ -1,4 +1,5 @@
-"""Matrix products (mm, bmm, matmul with broadcasting, addmm, einsum, linear, dot), convolution, pooling."""
+"""Matrix products (mm, bmm, matmul with broadcasting, addmm, einsum, linear, dot), convolution, pooling,
+nearest resizing."""
 
 from __future__ import annotations
 
@@ -72,16 +73,57 @@ def convolution(g):
     return Proposal(code, "conv2d", {name: device}, reads=(x, w), bound=bound)
 
 
+def _window(g, height: int, width: int, dilated: bool) -> str:
+    """Pooling arguments the CPU accepts for a height x width plane: a kernel that fits, a stride (sometimes
+    omitted), padding up to half the kernel, sometimes dilation and ceil_mode."""
+    kernel = min(g.rng.choice((2, 2, 3)), height, width)
+    padding = g.rng.randint(0, kernel // 2)
+    text = f"{kernel}"
+    stride = g.rng.choice((None, 1, 2, 3))
+    text += f", {stride}" if stride else f", {kernel}"
+    text += f", {padding}"
+    if dilated:
+        dilation = 2 if g.rng.random() < 0.25 and (kernel - 1) * 2 + 1 <= min(height, width) + 2 * padding else 1
+        text += f", {dilation}"
+    if g.rng.random() < 0.3:
+        text += ", ceil_mode=True"
+    return text
+
+
 def pooling(g):
     x = g.pick(pred=lambda _, t: t.dim() in (3, 4) and t.is_floating_point() and min(t.shape[-2:]) >= 2)
     if x is None:
         return None
     name = fresh(g)
-    form, exact = g.rng.choice((("torch.nn.functional.max_pool2d({x}, 2)", True),
-                                ("torch.nn.functional.avg_pool2d({x}, 2)", False),
+    height, width = g.value(x).shape[-2:]
+    form, exact = g.rng.choice((("torch.nn.functional.max_pool2d({x}, {window})", True),
+                                ("torch.nn.functional.avg_pool2d({x}, {window})", False),
                                 ("torch.nn.functional.adaptive_avg_pool2d({x}, 1)", False)))
-    return Proposal(f"{name} = {form.format(x=x)}", form.split("(")[0].rsplit(".", 1)[-1], {name: g.devices[x]},
-                    reads=(x,), exact=exact)
+    window = _window(g, height, width, dilated="max_pool" in form)
+    if "avg_pool2d" in form and g.rng.random() < 0.3:
+        window += g.rng.choice((", count_include_pad=False", ", divisor_override=3"))
+    label = form.split("(")[0].rsplit(".", 1)[-1]
+    if label == "max_pool2d" and g.rng.random() < 0.3:
+        indices = fresh(g)
+        return Proposal(f"{name}, {indices} = torch.nn.functional.max_pool2d({x}, {window}, return_indices=True)",
+                        label, {name: g.devices[x], indices: g.devices[x]}, reads=(x,))
+    return Proposal(f"{name} = {form.format(x=x, window=window)}", label, {name: g.devices[x]}, reads=(x,),
+                    exact=exact)
 
 
-BUILDERS = ((5, matmul), (1, convolution), (1, pooling))
+def resizing(g):
+    """Nearest-neighbour resizing of a 4-D tensor (copies: exact)."""
+    x = g.pick(pred=lambda _, t: t.dim() == 4 and t.is_floating_point())
+    if x is None:
+        return None
+    mode = g.rng.choice(("nearest", "nearest-exact"))
+    if g.rng.random() < 0.5:
+        size = f"scale_factor={g.rng.choice((2, 3, 0.5, 1.5))}"
+    else:
+        size = f"size=({g.rng.randint(1, 9)}, {g.rng.randint(1, 9)})"
+    name = fresh(g)
+    return Proposal(f"{name} = torch.nn.functional.interpolate({x}, {size}, mode='{mode}')", "interpolate",
+                    {name: g.devices[x]}, reads=(x,))
+
+
+BUILDERS = ((5, matmul), (1, convolution), (1, pooling), (1, resizing))
