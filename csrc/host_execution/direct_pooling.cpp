@@ -82,6 +82,16 @@ at::Tensor fresh_output(const at::Tensor& input, const PoolGeometry& g, at::Scal
 
 int64_t planes_of(const at::Tensor& input, const PoolGeometry& g) { return input.numel() / (g.height * g.width); }
 
+// The geometry of an average pooling call (forward or gradient) axon's kernels take: no dilation, and no
+// zero divisor (the CPU refuses one, at the call, through the generic kernel).
+std::optional<PoolGeometry> average_geometry(const at::Tensor& input, at::IntArrayRef kernel_size,
+                                             at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                                             std::optional<int64_t> divisor_override) {
+  if (divisor_override.has_value() && *divisor_override == 0) return std::nullopt;
+  const std::array<int64_t, 1> no_dilation = {1};
+  return direct_geometry(input, kernel_size, stride, padding, no_dilation, ceil_mode);
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> direct_max_pool2d_with_indices(const at::Tensor& input, at::IntArrayRef kernel_size,
@@ -114,11 +124,7 @@ at::Tensor direct_avg_pool2d(const at::Tensor& input, at::IntArrayRef kernel_siz
                              at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                              std::optional<int64_t> divisor_override) {
   static const DirectOperator op("avg_pool2d");
-  const std::array<int64_t, 1> no_dilation = {1};
-  // A zero divisor is refused by the CPU, at the call, through the generic kernel.
-  const bool divisor_taken = !divisor_override.has_value() || *divisor_override != 0;
-  if (const auto geometry =
-          divisor_taken ? direct_geometry(input, kernel_size, stride, padding, no_dilation, ceil_mode) : std::nullopt) {
+  if (const auto geometry = average_geometry(input, kernel_size, stride, padding, ceil_mode, divisor_override)) {
     const c10::DeviceGuard guard(input.device());
     at::Tensor values = fresh_output(input, *geometry, at::kFloat);
     direct::queue_over_aliases<2>(
@@ -136,26 +142,22 @@ at::Tensor direct_avg_pool2d_backward(const at::Tensor& grad_output, const at::T
                                       at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
                                       bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   static const DirectOperator op("avg_pool2d_backward");
-  const std::array<int64_t, 1> no_dilation = {1};
-  const bool divisor_taken = !divisor_override.has_value() || *divisor_override != 0;
-  auto geometry =
-      divisor_taken ? direct_geometry(input, kernel_size, stride, padding, no_dilation, ceil_mode) : std::nullopt;
+  const auto geometry = average_geometry(input, kernel_size, stride, padding, ceil_mode, divisor_override);
   // The gradient: float, on the input's device, contiguous, of the pooling's output sizes (the CPU checks
   // them; other gradients go to it and raise).
   if (geometry && avg_pool2d_gradient_vectorized(*geometry) && direct::direct_operand(grad_output) &&
       grad_output.scalar_type() == at::kFloat && grad_output.device() == input.device() &&
-      grad_output.is_contiguous() && grad_output.suggest_memory_format() == c10::MemoryFormat::Contiguous) {
-    if (grad_output.sizes().equals(output_sizes(input, *geometry))) {
-      const c10::DeviceGuard guard(input.device());
-      at::Tensor grad_input = direct::fresh(input.sizes(), at::kFloat);
-      direct::queue_over_aliases<2>(
-          op.kernel_name(), input.device(), {&grad_output, &grad_input},
-          [g = *geometry, planes = planes_of(input, *geometry),
-           divide = AverageDivisor{count_include_pad, divisor_override}](std::array<at::Tensor, 2>& t) {
-            avg_pool2d_gradient_planes(t[0].const_data_ptr<float>(), t[1].mutable_data_ptr<float>(), planes, g, divide);
-          });
-      return grad_input;
-    }
+      grad_output.is_contiguous() && grad_output.suggest_memory_format() == c10::MemoryFormat::Contiguous &&
+      grad_output.sizes().equals(output_sizes(input, *geometry))) {
+    const c10::DeviceGuard guard(input.device());
+    at::Tensor grad_input = direct::fresh(input.sizes(), at::kFloat);
+    direct::queue_over_aliases<2>(
+        op.kernel_name(), input.device(), {&grad_output, &grad_input},
+        [g = *geometry, planes = planes_of(input, *geometry),
+         divide = AverageDivisor{count_include_pad, divisor_override}](std::array<at::Tensor, 2>& t) {
+          avg_pool2d_gradient_planes(t[0].const_data_ptr<float>(), t[1].mutable_data_ptr<float>(), planes, g, divide);
+        });
+    return grad_input;
   }
   return op.generic(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
       .toTensor();
