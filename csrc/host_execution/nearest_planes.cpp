@@ -12,6 +12,8 @@
 #include <immintrin.h>
 #endif
 
+#include "host_execution/host_avx2.h"
+
 namespace axon {
 namespace {
 
@@ -78,10 +80,6 @@ __attribute__((target("avx2"))) void add_pairs_avx2(const float* grad_out, float
   }
 }
 
-bool has_avx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
 #endif
 
 template <typename Element>
@@ -98,7 +96,7 @@ void nearest_plane(const Element* in, Element* out, const NearestMaps& maps) {
     if (maps.doubles_width) {
 #if defined(__x86_64__)
       if constexpr (sizeof(Element) == 4) {
-        if (has_avx2()) {
+        if (host_has_avx2()) {
           double_row_avx2(from, to, maps.width);
           continue;
         }
@@ -126,7 +124,7 @@ void nearest_gradient_plane(const Element* grad_out, Element* grad_in, const Nea
     const Element* from = grad_out + row * out_width;
 #if defined(__x86_64__)
     if constexpr (std::is_same_v<Element, float>) {
-      if (maps.doubles_width && has_avx2()) {
+      if (maps.doubles_width && host_has_avx2()) {
         add_pairs_avx2(from, to, maps.width);
         continue;
       }

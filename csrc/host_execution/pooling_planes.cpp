@@ -11,6 +11,8 @@
 #include <immintrin.h>
 #endif
 
+#include "host_execution/host_avx2.h"
+
 namespace axon {
 namespace {
 
@@ -361,15 +363,9 @@ __attribute__((target("avx2"))) void average_gradient_plane_avx2(const float* gr
   }
 }
 
-bool has_avx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
-
 #else
 
-bool has_avx2() { return false; }
-// Never chosen (has_avx2 is false): the scalar kernels stand in for the names.
+// Never chosen (host_has_avx2 is false): the scalar kernels stand in for the names.
 template <typename Element>
 constexpr auto* max_plane_avx2 = &max_plane_scalar<Element>;
 constexpr auto* average_plane_avx2 = &average_plane_scalar;
@@ -397,7 +393,7 @@ bool pooling_planes_supported(const PoolGeometry& g) {
 template <typename Element>
 void max_pool2d_planes_of(const Element* input, Element* output, int64_t* indices, int64_t planes,
                           const PoolGeometry& g) {
-  const auto plane_kernel = has_avx2() ? max_plane_avx2<Element> : max_plane_scalar<Element>;
+  const auto plane_kernel = host_has_avx2() ? max_plane_avx2<Element> : max_plane_scalar<Element>;
   const int64_t plane_in = g.height * g.width;
   const int64_t plane_out = g.out_height * g.out_width;
   for_each_plane(planes, g, [&](int64_t plane) {
@@ -416,7 +412,7 @@ void max_pool2d_planes(const c10::BFloat16* input, c10::BFloat16* output, int64_
 
 void avg_pool2d_planes(const float* input, float* output, int64_t planes, const PoolGeometry& g,
                        const AverageDivisor& divide) {
-  const auto plane_kernel = has_avx2() ? average_plane_avx2 : average_plane_scalar;
+  const auto plane_kernel = host_has_avx2() ? average_plane_avx2 : average_plane_scalar;
   const int64_t plane_out = g.out_height * g.out_width;
   const int64_t plane_in = g.height * g.width;
   for_each_plane(planes, g,
@@ -429,8 +425,8 @@ bool avg_pool2d_gradient_vectorized(const PoolGeometry& g) {
 
 void avg_pool2d_gradient_planes(const float* grad_output, float* grad_input, int64_t planes, const PoolGeometry& g,
                                 const AverageDivisor& divide) {
-  const auto plane_kernel =
-      has_avx2() && avg_pool2d_gradient_vectorized(g) ? average_gradient_plane_avx2 : average_gradient_plane_scalar;
+  const auto plane_kernel = host_has_avx2() && avg_pool2d_gradient_vectorized(g) ? average_gradient_plane_avx2
+                                                                                 : average_gradient_plane_scalar;
   const int64_t plane_in = g.height * g.width;
   const int64_t plane_out = g.out_height * g.out_width;
   for_each_plane(planes, g, [&](int64_t plane) {
