@@ -81,6 +81,7 @@ axon_driver_api driver_table(const char* name) {
       &Activity::axon_activity_set_label,
       &Activity::axon_activity_collect,
       &Streams::axon_stream_get_submission_count,
+      &Streams::axon_stream_run_host_function_if_idle,
   };
 }
 

@@ -125,6 +125,21 @@ std::uint64_t Scheduler::submit(axon_stream_object* stream, QueueItem&& item) {
   return stream->submitted;
 }
 
+bool Scheduler::idle_for_inline_work(const axon_stream_object* stream) {
+  if (stopping_) {
+    fail(AXON_ERROR_SHUT_DOWN, "the runtime has been shut down; no more work is accepted");
+  }
+  if (activity_log_.recording()) return false;
+  // The whole device, not only the stream: the device runs one item at a
+  // time, so work run in its place must find it with nothing to do, as a
+  // queued item would to start at once (a busy or held device runs queued
+  // work by priority, axon/stream.h).
+  for (const axon_stream_object* other : streams_of(stream->device)) {
+    if (other->completed != other->submitted) return false;
+  }
+  return true;
+}
+
 void Scheduler::start_worker(int device) {
   DeviceWorker& worker = *devices_[static_cast<std::size_t>(device)];
   worker.thread = std::thread([this, device] { run_worker(device); });

@@ -64,6 +64,11 @@ class Scheduler {
   void destroy_stream(axon_stream_object* stream);
   axon_stream_object* default_stream(int device) const;
   const std::vector<axon_stream_object*>& streams_of(int device) const;
+  // Whether host work may run on the calling thread in `stream`'s place
+  // (axon_stream_run_host_function_if_idle): everything queued on its device
+  // has finished, and no activity is being recorded. Throws
+  // DriverError(AXON_ERROR_SHUT_DOWN) after shutdown began.
+  bool idle_for_inline_work(const axon_stream_object* stream);
   // Failure of a destroyed stream, reported by the next device synchronize.
   std::optional<PendingError>& orphaned_error(int device);
 

@@ -148,6 +148,24 @@ struct StreamCalls {
     });
   }
 
+  static axon_status axon_stream_run_host_function_if_idle(axon_stream stream, axon_host_function task) {
+    return guarded_call(__func__, [&] {
+      Scheduler& scheduler = Driver::running().scheduler();
+      if (task.run == nullptr) fail(AXON_ERROR_INVALID_VALUE, "expected a task with a non-null run function, got null");
+      auto lock = scheduler.lock();
+      axon_stream_object* target = scheduler.find_stream(stream);
+      if (!scheduler.idle_for_inline_work(target)) return AXON_ERROR_NOT_READY;
+      // Under the lock: nothing queued meanwhile can start before it ends.
+      char message[AXON_TASK_MESSAGE_CAPACITY] = {};
+      const axon_status status = task.run(task.user_data, message);
+      if (status != AXON_SUCCESS) {
+        message[AXON_TASK_MESSAGE_CAPACITY - 1] = '\0';
+        fail(status, message[0] != '\0' ? message : "(the task wrote no message)");
+      }
+      return AXON_SUCCESS;
+    });
+  }
+
   static axon_status axon_stream_synchronize(axon_stream stream) {
     return guarded_call(__func__, [&] {
       Scheduler& scheduler = Driver::running().scheduler();

@@ -175,6 +175,9 @@ axon_status axon_activity_set_label(const char* label) {
 axon_status axon_stream_get_submission_count(axon_stream stream, uint64_t* count) {
   return forward(__func__, &axon_driver_api::stream_get_submission_count, stream, count);
 }
+axon_status axon_stream_run_host_function_if_idle(axon_stream stream, axon_host_function task) {
+  return forward(__func__, &axon_driver_api::stream_run_host_function_if_idle, stream, task);
+}
 axon_status axon_activity_collect(void* records, size_t record_size, size_t capacity, size_t* count, size_t* dropped) {
   return forward(__func__, &axon_driver_api::activity_collect, records, record_size, capacity, count, dropped);
 }

@@ -61,6 +61,9 @@ axon_status stream_launch_host_function(axon_stream, axon_host_function task) {
 }
 axon_status stream_query(axon_stream) { return refuse("axon_stream_query"); }
 axon_status stream_get_submission_count(axon_stream, uint64_t*) { return refuse("axon_stream_get_submission_count"); }
+axon_status stream_run_host_function_if_idle(axon_stream, axon_host_function) {
+  return refuse("axon_stream_run_host_function_if_idle");
+}
 axon_status stream_synchronize(axon_stream) { return refuse("axon_stream_synchronize"); }
 
 // event.h: markers in streams, cross-stream waits, timing.
@@ -151,6 +154,7 @@ const axon_driver_api* driver_api() {
       &activity_set_label,
       &activity_collect,
       &stream_get_submission_count,
+      &stream_run_host_function_if_idle,
   };
   return &table;
 }

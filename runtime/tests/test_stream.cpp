@@ -1,6 +1,7 @@
 // Streams: lifetime, properties, asynchrony and in-order execution.
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -218,4 +219,87 @@ TEST(Stream, SynchronizingHostsAreNotWokenByEachFinishedItem) {
   ASSERT_AXON_OK(axon_device_synchronize(0));
   EXPECT_EQ(finished.load(), 2 * kItems);
   EXPECT_LT(voluntary_context_switches_of_this_thread() - before, kItems / 10) << "axon_device_synchronize";
+}
+
+namespace {
+
+// A host function run in place: counts its runs and notes the thread.
+struct InPlaceTask {
+  int runs = 0;
+  std::thread::id thread;
+  axon_status status = AXON_SUCCESS;
+
+  static axon_status run(void* user_data, char* message) {
+    auto* task = static_cast<InPlaceTask*>(user_data);
+    ++task->runs;
+    task->thread = std::this_thread::get_id();
+    if (task->status != AXON_SUCCESS) std::snprintf(message, AXON_TASK_MESSAGE_CAPACITY, "in-place task failed");
+    return task->status;
+  }
+  static void release(void* user_data) { static_cast<InPlaceTask*>(user_data)->runs += 1000; }
+
+  axon_host_function function() { return {&InPlaceTask::run, &InPlaceTask::release, this}; }
+};
+
+}  // namespace
+
+TEST(Stream, RunIfIdleRunsOnTheCallingThreadWhenTheDeviceHasNothingToDo) {
+  ScopedStream stream(0);
+  ASSERT_AXON_OK(axon_test::launch(stream, [] {}));
+  ASSERT_AXON_OK(axon_device_synchronize(0));
+  InPlaceTask task;
+  ASSERT_AXON_OK(axon_stream_run_host_function_if_idle(stream, task.function()));
+  EXPECT_EQ(task.runs, 1);  // run once, and not released: the caller keeps it
+  EXPECT_EQ(task.thread, std::this_thread::get_id());
+  uint64_t count = 0;
+  ASSERT_AXON_OK(axon_stream_get_submission_count(stream, &count));
+  EXPECT_EQ(count, 1u);  // nothing was queued
+}
+
+TEST(Stream, RunIfIdleRefusesWhileAnyStreamOfTheDeviceHasUnfinishedWork) {
+  ScopedStream stream(0);
+  ScopedStream other(0);
+  Gate gate;
+  ASSERT_AXON_OK(gate.hold(other));
+  InPlaceTask task;
+  // Another stream holds the device: work queued on `stream` would wait, so
+  // work run in its place must wait too.
+  EXPECT_EQ(axon_stream_run_host_function_if_idle(stream, task.function()), AXON_ERROR_NOT_READY);
+  EXPECT_EQ(axon_stream_run_host_function_if_idle(other, task.function()), AXON_ERROR_NOT_READY);
+  EXPECT_EQ(task.runs, 0);
+  gate.open();
+  ASSERT_AXON_OK(axon_device_synchronize(0));
+  ASSERT_AXON_OK(axon_stream_run_host_function_if_idle(stream, task.function()));
+  EXPECT_EQ(task.runs, 1);
+  if (axon_test::device_count() > 1) {
+    // Other devices' work does not hold this one.
+    Gate elsewhere;
+    ScopedStream remote(1);
+    ASSERT_AXON_OK(elsewhere.hold(remote));
+    const axon_status status = axon_stream_run_host_function_if_idle(stream, task.function());
+    elsewhere.open();  // before `remote` is destroyed, which waits for it
+    ASSERT_AXON_OK(status);
+    EXPECT_EQ(task.runs, 2);
+  }
+}
+
+TEST(Stream, RunIfIdleRefusesWhileActivityIsRecorded) {
+  ScopedStream stream(0);
+  InPlaceTask task;
+  ASSERT_AXON_OK(axon_activity_start());
+  EXPECT_EQ(axon_stream_run_host_function_if_idle(stream, task.function()), AXON_ERROR_NOT_READY);
+  ASSERT_AXON_OK(axon_activity_stop());
+  EXPECT_EQ(task.runs, 0);
+}
+
+TEST(Stream, RunIfIdleReturnsTheTasksFailureToItsCaller) {
+  ScopedStream stream(0);
+  InPlaceTask task;
+  task.status = AXON_ERROR_TASK_OUT_OF_RANGE;
+  EXPECT_EQ(axon_stream_run_host_function_if_idle(stream, task.function()), AXON_ERROR_TASK_OUT_OF_RANGE);
+  EXPECT_NE(std::string(axon_last_error_message()).find("in-place task failed"), std::string::npos);
+  ASSERT_AXON_OK(axon_stream_synchronize(stream));  // the stream keeps no pending error
+  EXPECT_EQ(axon_stream_run_host_function_if_idle(stream, {nullptr, nullptr, nullptr}), AXON_ERROR_INVALID_VALUE);
+  EXPECT_EQ(axon_stream_run_host_function_if_idle(nullptr, task.function()), AXON_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(task.runs, 1);
 }

@@ -108,6 +108,8 @@ typedef struct axon_driver_api {
   axon_status (*activity_collect)(void* records, size_t record_size, size_t capacity, size_t* count, size_t* dropped);
   // stream.h (appended after activity_collect)
   axon_status (*stream_get_submission_count)(axon_stream stream, uint64_t* count);
+  // stream.h (appended after stream_get_submission_count)
+  axon_status (*stream_run_host_function_if_idle)(axon_stream stream, axon_host_function task);
 } axon_driver_api;
 
 // The symbol a driver library exports (AXON_DRIVER_ENTRY_POINT).

@@ -103,6 +103,21 @@ axon_status axon_stream_synchronize(axon_stream stream);
 // already queued, see csrc/host_execution/foreach_chains.h).
 axon_status axon_stream_get_submission_count(axon_stream stream, uint64_t* count);
 
+// Runs host function `task` on the calling thread, before returning, if every
+// item queued on `stream`'s device has finished (so the device would start a
+// launch at once); nothing queued on the device (by any thread) starts until
+// it returns. Otherwise it returns AXON_ERROR_NOT_READY
+// without running it, as it also does while activity is being recorded
+// (axon/activity.h), so that every kernel of a recording gets its record.
+// Returns AXON_SUCCESS when `run` did, or the status `run` failed with (its
+// message becomes the call's detail): the failure is the caller's, not the
+// stream's pending error. `release` is not called; the caller keeps
+// `user_data`. `run` must be short and must not call the driver (it holds the
+// stream). For host code too small to be worth handing to the device: queuing
+// it costs more than running it (csrc/host_execution/inline_kernels.h).
+// A driver without it returns AXON_ERROR_NOT_SUPPORTED.
+axon_status axon_stream_run_host_function_if_idle(axon_stream stream, axon_host_function task);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif
