@@ -37,16 +37,6 @@ std::pair<std::size_t, std::size_t> byte_extent(const at::Tensor& tensor) {
           static_cast<std::size_t>(std::clamp<int64_t>((highest + 1) * item, 0, storage_bytes))};
 }
 
-// The host address of device bytes a kernel works on: `known`, the
-// allocator's view of their block (device_allocator_host_view), where it has
-// one, else the driver's answer.
-void* host_bytes_for_kernel(void* device_bytes, void* known) {
-  if (known != nullptr) return known;
-  void* host = nullptr;
-  AXON_CHECK(axon_memory_host_view(device_bytes, &host), "mapping device memory for a kernel");
-  return host;
-}
-
 void widen(std::size_t& begin, std::size_t& end, std::pair<std::size_t, std::size_t> extent) {
   if (extent.first >= extent.second) return;
   if (begin >= end) {
@@ -252,6 +242,13 @@ c10::SmallVector<at::Tensor, 4> DeferredAliases::make() const {
                                 view.conj, view.neg));
   }
   return aliases;
+}
+
+void* host_bytes_for_kernel(void* device_bytes, void* known) {
+  if (known != nullptr) return known;
+  void* host = nullptr;
+  AXON_CHECK(axon_memory_host_view(device_bytes, &host), "mapping device memory for a kernel");
+  return host;
 }
 
 bool host_addressable(c10::DeviceIndex device) {

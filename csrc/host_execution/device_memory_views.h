@@ -146,6 +146,11 @@ class DeferredAliases {
 // depend on it silently (AXON_EMULATED_PRIVATE_MEMORY=1 tests this).
 at::Tensor host_alias(const at::Tensor& tensor);
 
+// The host address of device bytes a kernel works on: `known`, the
+// allocator's view of their block (device_allocator_host_view), where it has
+// one, else the driver's answer (memory the host can address only).
+void* host_bytes_for_kernel(void* device_bytes, void* known);
+
 // Whether the driver says the host can address `device`'s memory
 // (AXON_CAPABILITY_HOST_ADDRESSABLE_MEMORY). Code outside host_execution/
 // that would alias device memory asks this first and otherwise copies.

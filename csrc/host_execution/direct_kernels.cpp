@@ -24,6 +24,7 @@
 #include "host_execution/direct_launch.h"
 #include "host_execution/direct_pooling.h"
 #include "host_execution/direct_upsampling.h"
+#include "host_execution/inline_kernels.h"
 #include "ops/tensor_factories.h"
 
 namespace axon {
@@ -59,6 +60,12 @@ at::Tensor wrapped(const c10::Scalar& number) {
   return tensor;
 }
 
+// Counts a call that ran inline (inline_kernels.h) among the direct launches.
+bool counted(bool ran_inline) {
+  if (ran_inline) direct::launches_queued.fetch_add(1, std::memory_order_relaxed);
+  return ran_inline;
+}
+
 // The second operand of a direct elementwise call with `self`: an axon
 // tensor of self's device, dtype and sizes, contiguous like self; or a
 // Python number (number has a value).
@@ -84,13 +91,20 @@ bool direct_alpha(const c10::Scalar& alpha, at::ScalarType dtype) {
 
 // A binary elementwise call the direct path takes: self and other as
 // direct_other says, result in self's dtype and sizes, contiguous.
+// Tiny calls on an idle stream run at once on the calling thread
+// (inline_kernels.h) as `inline_op` with `alpha`; the rest are queued.
 template <class Compute>
-std::optional<at::Tensor> binary(const char* name, const at::Tensor& self, const at::Tensor& other, Compute compute) {
+std::optional<at::Tensor> binary(const char* name, InlineBinary inline_op, const c10::Scalar& alpha,
+                                 const at::Tensor& self, const at::Tensor& other, Compute compute) {
   if (!direct_operand(self) || self.scalar_type() == at::kBool || !self.is_contiguous()) return std::nullopt;
   std::optional<c10::Scalar> number;
   if (!direct_other(self, other, number) || !direct_device(self.device())) return std::nullopt;
   const c10::DeviceGuard guard(self.device());
   at::Tensor out = fresh(self.sizes(), self.scalar_type());
+  if (counted(inline_binary(inline_op, out, self, number.has_value() ? nullptr : &other, number.value_or(c10::Scalar()),
+                            alpha))) {
+    return out;
+  }
   if (number.has_value()) {
     queue_over_aliases<2>(
         name, self.device(), {&self, &out},
@@ -107,11 +121,11 @@ std::optional<at::Tensor> binary(const char* name, const at::Tensor& self, const
 // add and sub: their CPU out variant, and an alpha the dtype accepts.
 using WithAlphaOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Scalar&);
 
-at::Tensor with_alpha(const DirectOperator& op, WithAlphaOut cpu_out, const at::Tensor& self, const at::Tensor& other,
-                      const at::Scalar& alpha) {
+at::Tensor with_alpha(const DirectOperator& op, InlineBinary inline_op, WithAlphaOut cpu_out, const at::Tensor& self,
+                      const at::Tensor& other, const at::Scalar& alpha) {
   if (direct_alpha(alpha, self.scalar_type())) {
     auto out = binary(
-        op.kernel_name(), self, other,
+        op.kernel_name(), inline_op, alpha, self, other,
         [alpha, cpu_out](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { cpu_out(out, a, b, alpha); });
     if (out.has_value()) return *std::move(out);
   }
@@ -120,17 +134,17 @@ at::Tensor with_alpha(const DirectOperator& op, WithAlphaOut cpu_out, const at::
 
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   static const DirectOperator op("add.Tensor");
-  return with_alpha(op, &at::cpu::add_out, self, other, alpha);
+  return with_alpha(op, InlineBinary::kAdd, &at::cpu::add_out, self, other, alpha);
 }
 
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   static const DirectOperator op("sub.Tensor");
-  return with_alpha(op, &at::cpu::sub_out, self, other, alpha);
+  return with_alpha(op, InlineBinary::kSub, &at::cpu::sub_out, self, other, alpha);
 }
 
 at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
   static const DirectOperator op("mul.Tensor");
-  auto out = binary(op.kernel_name(), self, other,
+  auto out = binary(op.kernel_name(), InlineBinary::kMul, 1, self, other,
                     [](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { at::cpu::mul_out(out, a, b); });
   if (out.has_value()) return *std::move(out);
   return op.generic(self, other).toTensor();
@@ -140,7 +154,7 @@ at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
   static const DirectOperator op("div.Tensor");
   // Integer division promotes to floating point: only floating dtypes here.
   if (at::isFloatingType(self.scalar_type())) {
-    auto out = binary(op.kernel_name(), self, other,
+    auto out = binary(op.kernel_name(), InlineBinary::kDiv, 1, self, other,
                       [](at::Tensor& out, const at::Tensor& a, const at::Tensor& b) { at::cpu::div_out(out, a, b); });
     if (out.has_value()) return *std::move(out);
   }
@@ -152,6 +166,7 @@ at::Tensor relu(const at::Tensor& self) {
   if (direct_operand(self) && self.is_contiguous() && direct_device(self.device())) {
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh(self.sizes(), self.scalar_type());
+    if (counted(inline_relu(out, self))) return out;
     // The CPU's relu is clamp_min(self, 0) (after refusing booleans, which
     // are not direct dtypes); its out variant writes the result in place.
     queue_over_aliases<2>(op.kernel_name(), self.device(), {&self, &out},
@@ -196,6 +211,46 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   return op.generic(self, mat2).toTensor();
 }
 
+// In-place arithmetic with a Python number (x.mul_(2.0), x.add_(1)): a tiny
+// call on an idle stream runs at once on the calling thread
+// (inline_kernels.h); every other call takes the generic kernel as before.
+bool in_place_with_number(InlineBinary inline_op, const at::Tensor& self, const at::Tensor& other,
+                          const c10::Scalar& alpha) {
+  if (!direct_operand(self) || self.scalar_type() == at::kBool || !self.is_contiguous() ||
+      !direct_device(self.device())) {
+    return false;
+  }
+  const std::optional<c10::Scalar> number = python_number(other, self.scalar_type());
+  if (!number.has_value() || !alpha.isIntegral(/*includeBool=*/false) || alpha.to<int64_t>() != 1) return false;
+  return counted(inline_binary_in_place(inline_op, self, *number));
+}
+
+at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  static const DirectOperator op("add_.Tensor");
+  if (!in_place_with_number(InlineBinary::kAdd, self, other, alpha)) op.generic(self, other, alpha);
+  return self;
+}
+
+at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  static const DirectOperator op("sub_.Tensor");
+  if (!in_place_with_number(InlineBinary::kSub, self, other, alpha)) op.generic(self, other, alpha);
+  return self;
+}
+
+at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
+  static const DirectOperator op("mul_.Tensor");
+  if (!in_place_with_number(InlineBinary::kMul, self, other, 1)) op.generic(self, other);
+  return self;
+}
+
+at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
+  static const DirectOperator op("div_.Tensor");
+  if (!at::isFloatingType(self.scalar_type()) || !in_place_with_number(InlineBinary::kDiv, self, other, 1)) {
+    op.generic(self, other);
+  }
+  return self;
+}
+
 // In-place fills of tensors without elements sharing memory (the CPU checks
 // an expanded tensor; the generic kernel keeps that).
 bool direct_fill_target(const at::Tensor& self) {
@@ -208,6 +263,7 @@ at::Tensor& zero_(at::Tensor& self) {
   static const DirectOperator op("zero_");
   if (direct_fill_target(self)) {
     check_device_index(self.device().index());
+    if (counted(inline_fill(self, 0))) return self;
     queue_over_aliases<1>(op.kernel_name(), self.device(), {&self},
                           [](std::array<at::Tensor, 1>& t) { at::cpu::zero_(t[0]); });
     return self;
@@ -224,6 +280,7 @@ at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
     // converting it: converted here, that error is raised at the call.
     AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), "fill_",
                                [&] { (void)value.to<scalar_t>(); });
+    if (counted(inline_fill(self, value))) return self;
     queue_over_aliases<1>(op.kernel_name(), self.device(), {&self},
                           [value](std::array<at::Tensor, 1>& t) { at::cpu::fill_(t[0], value); });
     return self;
@@ -252,11 +309,15 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 17> kDirectKernels = {{
+constexpr std::array<DirectKernel, 21> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
     {"div.Tensor", &register_kernel<&div>},
+    {"add_.Tensor", &register_kernel<&add_>},
+    {"sub_.Tensor", &register_kernel<&sub_>},
+    {"mul_.Tensor", &register_kernel<&mul_>},
+    {"div_.Tensor", &register_kernel<&div_>},
     {"relu", &register_kernel<&relu>},
     {"sum.dim_IntList", &register_kernel<&sum>},
     {"mm", &register_kernel<&mm>},

@@ -13,7 +13,10 @@
 // the current stream over aliases the worker makes (DeferredAliases);
 // pooling and nearest resizing (direct_pooling.h, direct_upsampling.h) queue
 // axon's own kernels instead, several times faster than the CPU's and equal
-// to them bit for bit.
+// to them bit for bit. Tiny elementwise calls on an idle device are computed
+// at once on the calling thread instead (inline_kernels.h); the in-place
+// arithmetic kernels (add_, sub_, mul_, div_) take only that case, with a
+// Python number.
 // Every other call (broadcasting, mixed dtypes, strided layouts, private
 // device memory, compiled eager kernels, calls the CPU refuses) goes to the
 // generic kernel unchanged, so errors and results stay the generic kernel's.
@@ -33,8 +36,8 @@ void register_direct_kernels(torch::Library& library);
 // generic registration leaves it alone.
 bool has_direct_kernel(std::string_view name);
 
-// How many calls so far the direct kernels queued themselves (the rest went
-// to the generic kernel); for tests.
+// How many calls so far the direct kernels took themselves, queued or run
+// inline (the rest went to the generic kernel); for tests.
 int64_t direct_kernel_launches();
 
 }  // namespace axon

@@ -26,7 +26,8 @@
 
 namespace axon::direct {
 
-// Calls the direct kernels queued themselves so far (direct_kernel_launches).
+// Calls the direct kernels took themselves so far, queued or run inline
+// (direct_kernel_launches).
 inline std::atomic<int64_t> launches_queued{0};
 
 // One operator with a direct kernel ("add.Tensor"): its lasting kernel name

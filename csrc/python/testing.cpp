@@ -22,6 +22,7 @@
 #include "host_execution/direct_kernels.h"
 #include "host_execution/element_loop_proofs.h"
 #include "host_execution/foreach_chains.h"
+#include "host_execution/inline_kernels.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 #include "ops/shape_inference.h"
@@ -104,7 +105,9 @@ void init_testing(py::module_& m) {
   testing.def("reference_runs", &reference_runs,
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
   testing.def("direct_kernel_launches", &direct_kernel_launches,
-              "calls the unboxed direct kernels queued themselves (host_execution/direct_kernels.h)");
+              "calls the unboxed direct kernels took themselves, queued or inline (host_execution/direct_kernels.h)");
+  testing.def("inline_kernel_runs", &inline_kernel_runs,
+              "calls computed on the calling thread while their stream was idle (host_execution/inline_kernels.h)");
   testing.def("foreach_chains_started", &foreach_chains_started,
               "_foreach_* calls that started a chain (host_execution/foreach_chains.h)");
   testing.def("foreach_calls_joined", &foreach_calls_joined, "_foreach_* calls that joined a queued chain");

@@ -1,0 +1,191 @@
+#include "host_execution/inline_kernels.h"
+
+#include <ATen/Dispatch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "axon/stream.h"
+#include "core/device_allocator.h"
+#include "core/stream.h"
+#include "host_execution/device_memory_views.h"
+#include "host_execution/element_loop_proofs.h"
+
+namespace axon {
+namespace {
+
+std::atomic<int64_t> runs{0};
+
+// What the calling thread computes: optionally a copy of `copy_bytes` from
+// `copy_from` into operands[0], then one of the bodies below.
+struct InlineWork {
+  enum class Body { kElementLoop, kRelu, kFill } body = Body::kElementLoop;
+  ElementLoop loop = nullptr;
+  char* operands[3] = {nullptr, nullptr, nullptr};
+  const char* copy_from = nullptr;
+  std::size_t copy_bytes = 0;
+  int64_t n = 0;
+  double scalar = 0;
+  double alpha = 1;
+  bool is_double = false;
+  unsigned char fill_element[8] = {};  // one element of the fill value, as stored
+  std::size_t element_size = 0;
+
+  // The relu of the CPU's clamp_min(x, 0): its vector path is a max with 0
+  // first, which returns x for a NaN and for either zero, and 0 below it.
+  template <class T>
+  void relu() const {
+    const auto* in = reinterpret_cast<const T*>(operands[1]);
+    auto* out = reinterpret_cast<T*>(operands[0]);
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] < T(0) ? T(0) : in[i];
+  }
+
+  void fill() const {
+    char* out = operands[0];
+    const auto bytes = static_cast<std::size_t>(n) * element_size;
+    if (std::all_of(fill_element, fill_element + element_size, [](unsigned char b) { return b == 0; })) {
+      std::memset(out, 0, bytes);
+      return;
+    }
+    for (std::size_t at = 0; at < bytes; at += element_size) std::memcpy(out + at, fill_element, element_size);
+  }
+
+  static axon_status run(void* user_data, char* /*message*/) {
+    const auto& work = *static_cast<const InlineWork*>(user_data);
+    if (work.copy_from != nullptr) std::memcpy(work.operands[0], work.copy_from, work.copy_bytes);
+    switch (work.body) {
+      case Body::kElementLoop:
+        work.loop(work.operands, work.n, work.scalar, work.alpha);
+        break;
+      case Body::kRelu:
+        if (work.is_double) {
+          work.relu<double>();
+        } else {
+          work.relu<float>();
+        }
+        break;
+      case Body::kFill:
+        work.fill();
+        break;
+    }
+    return AXON_SUCCESS;
+  }
+};
+
+// The host address of `tensor`'s first element (memory the host can
+// address: the direct kernels' callers checked).
+char* host_address(const at::Tensor& tensor) {
+  const c10::Storage& storage = tensor.storage();
+  auto* base = static_cast<char*>(
+      host_bytes_for_kernel(const_cast<void*>(storage.data()), device_allocator_host_view(storage.data_ptr())));
+  return base + tensor.storage_offset() * static_cast<int64_t>(tensor.itemsize());
+}
+
+bool small_enough(const at::Tensor& tensor) {
+  const int64_t n = tensor.numel();
+  return n > 0 && n <= kInlineElementsMax;
+}
+
+// Runs `work` on the calling thread if the current stream of `tensor`'s
+// device is idle.
+bool run_if_idle(const at::Tensor& tensor, InlineWork& work) {
+  const axon_host_function task{&InlineWork::run, nullptr, &work};
+  if (axon_stream_run_host_function_if_idle(current_stream_handle(tensor.device().index()), task) != AXON_SUCCESS) {
+    return false;  // busy, recording, or not offered: the caller queues it (and meets any error there)
+  }
+  runs.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+ElementLoop loop_for(ElementOp op, at::ScalarType dtype) {
+  return (dtype == at::kFloat || dtype == at::kDouble) ? proven_element_loop(op, dtype) : nullptr;
+}
+
+}  // namespace
+
+bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& self, const at::Tensor* other,
+                   const c10::Scalar& number, const c10::Scalar& alpha) {
+  if (!small_enough(self)) return false;
+  const at::ScalarType dtype = self.scalar_type();
+  InlineWork work;
+  work.n = self.numel();
+  work.is_double = dtype == at::kDouble;
+  if (other != nullptr) {
+    // add and sub in one pass (y + a*z into the result); mul and div on a copy of self.
+    if (op == InlineBinary::kAdd || op == InlineBinary::kSub) {
+      work.loop = loop_for(ElementOp::kAddListOut, dtype);
+      if (work.loop == nullptr) return false;
+      work.alpha =
+          element_loop_alpha(op == InlineBinary::kSub ? ElementOp::kSubList : ElementOp::kAddList, alpha, dtype);
+      work.operands[0] = host_address(out);
+      work.operands[1] = host_address(self);
+      work.operands[2] = host_address(*other);
+      return run_if_idle(out, work);
+    }
+    work.loop = loop_for(op == InlineBinary::kMul ? ElementOp::kMulList : ElementOp::kDivList, dtype);
+    if (work.loop == nullptr) return false;
+    work.operands[1] = host_address(*other);
+  } else {
+    if ((op == InlineBinary::kAdd || op == InlineBinary::kSub) &&
+        !(alpha.isIntegral(false) && alpha.to<int64_t>() == 1)) {
+      return false;
+    }
+    const ElementOp element_op = op == InlineBinary::kMul   ? ElementOp::kMulScalar
+                                 : op == InlineBinary::kDiv ? ElementOp::kDivScalar
+                                                            : ElementOp::kAddScalar;
+    work.loop = loop_for(element_op, dtype);
+    if (work.loop == nullptr) return false;
+    // sub: x + (-s), the same rounding as the CPU's x - s (negation is exact).
+    work.scalar = element_loop_number(op == InlineBinary::kSub ? -number : number, dtype);
+  }
+  work.operands[0] = host_address(out);
+  work.copy_from = host_address(self);
+  work.copy_bytes = static_cast<std::size_t>(work.n) * self.itemsize();
+  return run_if_idle(out, work);
+}
+
+bool inline_binary_in_place(InlineBinary op, const at::Tensor& self, const c10::Scalar& number) {
+  if (!small_enough(self) || !self.is_contiguous()) return false;
+  const at::ScalarType dtype = self.scalar_type();
+  const ElementOp element_op = op == InlineBinary::kMul   ? ElementOp::kMulScalar
+                               : op == InlineBinary::kDiv ? ElementOp::kDivScalar
+                                                          : ElementOp::kAddScalar;
+  InlineWork work;
+  work.loop = loop_for(element_op, dtype);
+  if (work.loop == nullptr) return false;
+  work.n = self.numel();
+  work.scalar = element_loop_number(op == InlineBinary::kSub ? -number : number, dtype);
+  work.operands[0] = host_address(self);
+  return run_if_idle(self, work);
+}
+
+bool inline_relu(const at::Tensor& out, const at::Tensor& self) {
+  const at::ScalarType dtype = self.scalar_type();
+  if (!small_enough(self) || (dtype != at::kFloat && dtype != at::kDouble)) return false;
+  InlineWork work;
+  work.body = InlineWork::Body::kRelu;
+  work.n = self.numel();
+  work.is_double = dtype == at::kDouble;
+  work.operands[0] = host_address(out);
+  work.operands[1] = host_address(self);
+  return run_if_idle(out, work);
+}
+
+bool inline_fill(const at::Tensor& self, const c10::Scalar& value) {
+  if (!small_enough(self) || !self.is_contiguous() || self.itemsize() > sizeof(InlineWork::fill_element)) return false;
+  InlineWork work;
+  work.body = InlineWork::Body::kFill;
+  work.n = self.numel();
+  work.element_size = self.itemsize();
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), "fill_", [&] {
+    const scalar_t converted = value.to<scalar_t>();
+    std::memcpy(work.fill_element, &converted, sizeof(scalar_t));
+  });
+  work.operands[0] = host_address(self);
+  return run_if_idle(self, work);
+}
+
+int64_t inline_kernel_runs() { return runs.load(std::memory_order_relaxed); }
+
+}  // namespace axon

@@ -1,0 +1,155 @@
+"""Tiny elementwise calls computed on the calling thread while the device is idle
+(csrc/host_execution/inline_kernels.h, axon_stream_run_host_function_if_idle).
+
+Each case checks the bits against the CPU and whether the call ran inline (the
+counter), so a wrong inline result cannot pass by having been queued instead;
+the cases that must queue (a held device, a recording profiler, large or
+half-precision tensors) check that it did and that the result is still right.
+"""
+
+import math
+
+import pytest
+import torch
+from conftest import assert_same_bits, closed_gate
+
+import torch_axon
+
+
+def inline_runs():
+    return torch_axon._C._testing.inline_kernel_runs()
+
+
+def special_values(dtype, n=64):
+    """Random values with NaN, ±inf, ±0, subnormals and huge and tiny magnitudes among them."""
+    g = torch.Generator().manual_seed(n)
+    values = torch.randn(n, generator=g, dtype=torch.float64) * torch.logspace(-30, 30, n, dtype=torch.float64)
+    specials = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-40, -1e-45, 3.4e38, 1.0, -1.0]
+    values[: len(specials)] = torch.tensor(specials, dtype=torch.float64)
+    return values[torch.randperm(n, generator=g)].to(dtype)
+
+
+def check_inline(function, *cpu_args, inline=True):
+    """Runs `function` on axon copies of `cpu_args` after the device went idle; same bits as the CPU, and the path."""
+    axon_args = [a.to("axon") if isinstance(a, torch.Tensor) else a for a in cpu_args]
+    torch.axon.synchronize()
+    before = inline_runs()
+    got = function(*axon_args)
+    ran_inline = inline_runs() - before
+    expected = function(*cpu_args)
+    assert got.device.type == "axon" and got.stride() == expected.stride()
+    assert_same_bits([expected], [got])
+    assert ran_inline == (1 if inline else 0), f"expected the call {'' if inline else 'not '}to run inline"
+    return axon_args
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "name,function",
+    [
+        ("add", lambda a, b: a + b),
+        ("add alpha", lambda a, b: torch.add(a, b, alpha=0.37)),
+        ("sub", lambda a, b: a - b),
+        ("sub alpha", lambda a, b: torch.sub(a, b, alpha=-2.5)),
+        ("mul", lambda a, b: a * b),
+        ("div", lambda a, b: a / b),
+        ("mul self", lambda a, b: a * a),
+    ],
+)
+def test_binary_with_a_tensor_has_the_cpus_bits(name, function, dtype):
+    check_inline(function, special_values(dtype), special_values(dtype, 80)[:64].roll(5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("number", [1, -3, 0.1, 2.5e-8, 1e30, math.inf, math.nan])
+@pytest.mark.parametrize(
+    "name,function",
+    [
+        ("add", lambda a, s: a + s),
+        ("sub", lambda a, s: a - s),
+        ("mul", lambda a, s: a * s),
+        ("div", lambda a, s: a / s),
+    ],
+)
+def test_binary_with_a_number_has_the_cpus_bits(name, function, number, dtype):
+    check_inline(function, special_values(dtype), number)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("number", [1, 0.3, -7.25, 1e-30])
+@pytest.mark.parametrize("method", ["add_", "sub_", "mul_", "div_"])
+def test_in_place_with_a_number_has_the_cpus_bits(method, number, dtype):
+    (axon_values,) = check_inline(lambda t: getattr(t, method)(number), special_values(dtype))
+    expected = getattr(special_values(dtype), method)(number)
+    assert_same_bits([expected], [axon_values])  # in place: the argument itself holds the result
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_relu_has_the_cpus_bits(dtype):
+    # NaN stays NaN, -0 stays -0, negatives become +0, as the CPU's clamp_min(x, 0).
+    check_inline(torch.relu, special_values(dtype))
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.uint8]
+)
+def test_fills_and_zeros(dtype):
+    values = special_values(torch.float64).to(dtype)
+    check_inline(lambda t: t.fill_(3), values)
+    check_inline(lambda t: t.zero_(), values)
+    torch.axon.synchronize()
+    before = inline_runs()
+    got = torch.zeros(5, 7, dtype=dtype, device="axon")
+    assert inline_runs() == before + 1
+    assert_same_bits([torch.zeros(5, 7, dtype=dtype)], [got])
+
+
+def test_a_contiguous_slice_is_addressed_at_its_offset():
+    base = special_values(torch.float32, 96)
+    check_inline(lambda t: t[10:30] * 2.0, base)
+    (axon_base,) = check_inline(lambda t: t[40:50].fill_(-1.5), base)
+    expected = base.clone()
+    expected[40:50] = -1.5
+    assert_same_bits([expected], [axon_base])
+
+
+def test_a_busy_device_queues_the_call_after_its_work():
+    """A device holding work (another stream's, here) makes the call queue, and it runs after that work."""
+    x = torch.ones(16, device="axon")
+    other = torch.axon.Stream()
+    torch.axon.synchronize()
+    before = inline_runs()
+    with closed_gate(other):
+        y = x + 1  # the default stream is idle, but the device is not
+        with torch.axon.stream(other):
+            x.mul_(5.0)  # queued behind the gate on `other`
+        assert inline_runs() == before
+    torch.axon.synchronize()
+    assert y.cpu().tolist() == [2.0] * 16
+    assert x.cpu().tolist() == [5.0] * 16
+
+
+def test_queued_work_on_the_stream_is_not_overtaken():
+    x = torch.zeros(16, device="axon")
+    torch.axon.synchronize()
+    before = inline_runs()
+    with closed_gate():
+        x.fill_(4.0)  # queued behind the gate
+        y = x * 2.0  # must see the fill: queued too
+    assert inline_runs() == before
+    assert y.cpu().tolist() == [8.0] * 16
+
+
+def test_large_and_half_precision_calls_are_queued():
+    for args in [(torch.ones(2048), 1.0), (torch.ones(16, dtype=torch.float16), 1.0)]:
+        check_inline(lambda a, s: a + s, *args, inline=False)
+    check_inline(torch.relu, special_values(torch.bfloat16), inline=False)
+
+
+def test_a_recording_profiler_sees_every_kernel():
+    x = torch.ones(16, device="axon")
+    torch.axon.synchronize()
+    before = inline_runs()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.PrivateUse1]):
+        assert (x + 1).sum().item() == 32.0
+    assert inline_runs() == before
