@@ -4,8 +4,9 @@
 namespace axon {
 
 // While alive, ATen's parallel regions and MKL on the constructing thread use
-// that thread only (OpenMP's per-thread team size is 1); the destructor
-// restores the thread's team size.
+// that thread only (OpenMP's per-thread team size is 1, and MKL's own
+// thread-local count, which outranks the team size once a program has called
+// torch.set_num_threads); the destructor restores both.
 //
 // Why it exists: libgomp spins only briefly at its barriers, then sleeps on a
 // futex, once it manages more threads than the process has cores. Every
@@ -26,6 +27,7 @@ class OneHostThreadScope {
 
  private:
   int saved_threads_;
+  int saved_mkl_threads_ = 0;
 };
 
 }  // namespace axon
