@@ -153,3 +153,43 @@ def test_a_recording_profiler_sees_every_kernel():
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.PrivateUse1]):
         assert (x + 1).sum().item() == 32.0
     assert inline_runs() == before
+
+
+def awkward_matrix(rows, columns, seed):
+    g = torch.Generator().manual_seed(seed)
+    values = torch.randn(rows, columns, generator=g)
+    values[values.abs() < 0.2] = 0.0
+    values[values > 1.8] = -0.0
+    values[values < -2.2] = math.inf
+    return values
+
+
+@pytest.mark.parametrize("m,k,n", [(4, 4, 4), (3, 5, 7), (2, 1, 2), (32, 32, 32), (16, 64, 16), (1, 256, 4)])
+def test_small_matrix_products_run_inline_with_the_queued_kernels_bits(m, k, n):
+    a, b = awkward_matrix(m, k, m * 100 + k), awkward_matrix(k, n, n)
+    a[0, 0] = math.nan if m > 1 else a[0, 0]
+    torch.axon.synchronize()
+    before = inline_runs()
+    got = a.to("axon") @ b.to("axon")
+    assert inline_runs() == before + 1
+    # The queued kernel (the device held by another stream) runs single-threaded at this size, as the
+    # CPU does under torch.set_num_threads(1); the inline product must give the same bits.
+    a_axon, b_axon = a.to("axon"), b.to("axon")
+    torch.axon.synchronize()
+    with closed_gate(torch.axon.Stream()):
+        queued = a_axon @ b_axon
+    assert inline_runs() == before + 1
+    assert_same_bits([queued.cpu()], [got])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert_same_bits([a @ b], [got])
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_other_matrix_products_are_queued():
+    a, b = torch.randn(4, 600), torch.randn(600, 4)
+    check_inline(torch.mm, a, b, inline=False)  # more terms than proven shapes take
+    check_inline(torch.mm, torch.randn(4, 4), torch.randn(4, 4).t(), inline=False)  # not row-major
+    check_inline(torch.mm, torch.randn(4, 4, dtype=torch.float64), torch.randn(4, 4, dtype=torch.float64), inline=False)

@@ -11,6 +11,8 @@
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/element_loop_proofs.h"
+#include "host_execution/small_matrix_products.h"
+#include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {
@@ -20,7 +22,7 @@ std::atomic<int64_t> runs{0};
 // What the calling thread computes: optionally a copy of `copy_bytes` from
 // `copy_from` into operands[0], then one of the bodies below.
 struct InlineWork {
-  enum class Body { kElementLoop, kRelu, kFill } body = Body::kElementLoop;
+  enum class Body { kElementLoop, kRelu, kFill, kMatrixProduct } body = Body::kElementLoop;
   ElementLoop loop = nullptr;
   char* operands[3] = {nullptr, nullptr, nullptr};
   const char* copy_from = nullptr;
@@ -31,6 +33,7 @@ struct InlineWork {
   bool is_double = false;
   unsigned char fill_element[8] = {};  // one element of the fill value, as stored
   std::size_t element_size = 0;
+  int64_t rows = 0, terms = 0, columns = 0;  // a matrix product's m, k and n
 
   // The relu of the CPU's clamp_min(x, 0): its vector path is a max with 0
   // first, which returns x for a NaN and for either zero, and 0 below it.
@@ -67,6 +70,11 @@ struct InlineWork {
         break;
       case Body::kFill:
         work.fill();
+        break;
+      case Body::kMatrixProduct:
+        small_matrix_product(reinterpret_cast<const float*>(work.operands[1]),
+                             reinterpret_cast<const float*>(work.operands[2]),
+                             reinterpret_cast<float*>(work.operands[0]), work.rows, work.terms, work.columns);
         break;
     }
     return AXON_SUCCESS;
@@ -184,6 +192,26 @@ bool inline_fill(const at::Tensor& self, const c10::Scalar& value) {
   });
   work.operands[0] = host_address(self);
   return run_if_idle(self, work);
+}
+
+bool inline_mm(const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
+  if (self.scalar_type() != at::kFloat || mat2.scalar_type() != at::kFloat) return false;
+  const int64_t m = self.size(0), k = self.size(1), n = mat2.size(1);
+  // Row-major with exactly these strides: the layout the proof's CPU mm had.
+  if (self.stride(0) != k || self.stride(1) != 1 || mat2.stride(0) != n || mat2.stride(1) != 1) return false;
+  // Proven on one thread, as the queued kernel of this size runs: a product
+  // the worker would split over two threads may round otherwise.
+  const auto bytes = static_cast<std::size_t>(m * k + k * n + m * n) * sizeof(float);
+  if (bytes >= kSingleThreadBelowBytes || !small_matrix_product_proven(m, k, n)) return false;
+  InlineWork work;
+  work.body = InlineWork::Body::kMatrixProduct;
+  work.rows = m;
+  work.terms = k;
+  work.columns = n;
+  work.operands[0] = host_address(out);
+  work.operands[1] = host_address(self);
+  work.operands[2] = host_address(mat2);
+  return run_if_idle(out, work);
 }
 
 int64_t inline_kernel_runs() { return runs.load(std::memory_order_relaxed); }

@@ -51,6 +51,10 @@ bool inline_relu(const at::Tensor& out, const at::Tensor& self);
 // (zero_ is a fill with 0); the value was checked to fit the dtype.
 bool inline_fill(const at::Tensor& self, const c10::Scalar& value);
 
+// out = self · mat2 for float matrices in row-major layout, of a shape
+// proven to give the CPU's bits (small_matrix_products.h); out is fresh.
+bool inline_mm(const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2);
+
 // Calls that ran inline so far; for tests.
 int64_t inline_kernel_runs();
 

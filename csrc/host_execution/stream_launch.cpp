@@ -27,17 +27,6 @@ axon_status failure_status(const c10::Error& error) {
   return AXON_ERROR_TASK_FAILED;
 }
 
-// A kernel touching fewer bytes than this runs on the worker's thread alone.
-// Why: a second thread costs more than it gives on small kernels. Where the
-// user's own thread also has an OpenMP team, libgomp manages more threads than
-// there are cores and cuts its spin-wait short, so every parallel region of the
-// worker wakes its helpers from sleep, tens of microseconds, more than a small
-// kernel's whole run (a 1×256 by 256×768 product: 48 µs with two threads, 10 µs
-// with one; docs/torch_compile.md). Even with spinning helpers, MKL's
-// two-thread matrix-vector products are slower at these sizes: a 256 KiB bound
-// made a decode loop four times slower (docs/benchmarks.md, 2026-12-04).
-constexpr std::size_t kSerialBelowBytes = std::size_t{1} << 20;
-
 // A launch whose body is a function: the callers that queue few launches,
 // or whose captures need more than the deferred-alias rules allow.
 class FunctionLaunch final : public HostLaunch {
@@ -138,7 +127,7 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& 
   // Before anything of this call is queued (its staging copies included).
   LaunchQueuing::destroy_finished_launches();
   aliases.stage_in(stream);
-  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSerialBelowBytes,
+  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSingleThreadBelowBytes,
                                 release);
   aliases.stage_out(stream);
 }
@@ -146,7 +135,7 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
                       std::unique_ptr<HostLaunch> launch) {
   LaunchQueuing::destroy_finished_launches();
-  LaunchQueuing::queue(stream, kernel_name, std::move(launch), bytes_covered < kSerialBelowBytes,
+  LaunchQueuing::queue(stream, kernel_name, std::move(launch), bytes_covered < kSingleThreadBelowBytes,
                        LaunchRelease::kByQueuingThread);
 }
 

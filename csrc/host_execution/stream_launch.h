@@ -10,6 +10,17 @@
 
 namespace axon {
 
+// A kernel touching fewer bytes than this runs on the worker's thread alone.
+// Why: a second thread costs more than it gives on small kernels. Where the
+// user's own thread also has an OpenMP team, libgomp manages more threads than
+// there are cores and cuts its spin-wait short, so every parallel region of the
+// worker wakes its helpers from sleep, tens of microseconds, more than a small
+// kernel's whole run (a 1×256 by 256×768 product: 48 µs with two threads, 10 µs
+// with one; docs/torch_compile.md). Even with spinning helpers, MKL's
+// two-thread matrix-vector products are slower at these sizes: a 256 KiB bound
+// made a decode loop four times slower (docs/benchmarks.md, 2026-12-04).
+constexpr std::size_t kSingleThreadBelowBytes = std::size_t{1} << 20;
+
 // Runs `body` on `stream` after the work already queued there. Exceptions it
 // throws become the stream's pending error (reported by the next
 // synchronize), or are raised here at once under AXON_LAUNCH_BLOCKING=1.
@@ -52,7 +63,7 @@ class HostLaunch {
  private:
   friend struct LaunchQueuing;
   const char* kernel_name_ = nullptr;  // a name that outlives the launch
-  bool serial_ = false;                // run with one thread (see kSerialBelowBytes)
+  bool serial_ = false;                // run with one thread (see kSingleThreadBelowBytes)
   bool destroyed_by_queuing_thread_ = false;
   HostLaunch* next_finished_ = nullptr;  // in the list of finished launches
 };
