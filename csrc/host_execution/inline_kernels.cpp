@@ -92,7 +92,7 @@ char* host_address(const at::Tensor& tensor) {
 
 bool small_enough(const at::Tensor& tensor) {
   const int64_t n = tensor.numel();
-  return n > 0 && n <= kInlineElementsMax;
+  return n > 0 && n * static_cast<int64_t>(tensor.itemsize()) <= kInlineOperandBytesMax;
 }
 
 // Runs `work` on the calling thread if the current stream of `tensor`'s
@@ -197,6 +197,10 @@ bool inline_fill(const at::Tensor& self, const c10::Scalar& value) {
 bool inline_mm(const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
   if (self.scalar_type() != at::kFloat || mat2.scalar_type() != at::kFloat) return false;
   const int64_t m = self.size(0), k = self.size(1), n = mat2.size(1);
+  if (!small_enough(self) || !small_enough(mat2) ||
+      m * n * static_cast<int64_t>(sizeof(float)) > kInlineOperandBytesMax) {
+    return false;
+  }
   // Row-major with exactly these strides: the layout the proof's CPU mm had.
   if (self.stride(0) != k || self.stride(1) != 1 || mat2.stride(0) != n || mat2.stride(1) != 1) return false;
   // Proven on one thread, as the queued kernel of this size runs: a product

@@ -28,9 +28,12 @@
 
 namespace axon {
 
-// The most elements an inline kernel's result may have. Above it the
-// worker's computing in parallel with the caller's next dispatch wins.
-constexpr int64_t kInlineElementsMax = 1024;
+// The most bytes each operand of an inline kernel may have. Why so few: the
+// worker usually wrote the inputs and reads the result next, so an inline
+// kernel moves its operands' cache lines between the cores twice. At 1,024
+// floats that cost Hugging Face decoding 2% per token against queuing
+// everything; at 64 it cost nothing measurable (docs/benchmarks.md).
+constexpr int64_t kInlineOperandBytesMax = 256;
 
 enum class InlineBinary { kAdd, kSub, kMul, kDiv };
 
