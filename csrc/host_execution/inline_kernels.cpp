@@ -33,7 +33,8 @@ struct InlineWork {
   bool is_double = false;
   unsigned char fill_element[8] = {};  // one element of the fill value, as stored
   std::size_t element_size = 0;
-  int64_t rows = 0, terms = 0, columns = 0;  // a matrix product's m, k and n
+  int64_t rows = 0, terms = 0, columns = 0;                                // a matrix product's m, k and n
+  ProductSummation summation = ProductSummation::kFusedAfterFirstProduct;  // and how it sums
 
   // The relu of the CPU's clamp_min(x, 0): its vector path is a max with 0
   // first, which returns x for a NaN and for either zero, and 0 below it.
@@ -72,7 +73,7 @@ struct InlineWork {
         work.fill();
         break;
       case Body::kMatrixProduct:
-        small_matrix_product(reinterpret_cast<const float*>(work.operands[1]),
+        small_matrix_product(work.summation, reinterpret_cast<const float*>(work.operands[1]),
                              reinterpret_cast<const float*>(work.operands[2]),
                              reinterpret_cast<float*>(work.operands[0]), work.rows, work.terms, work.columns);
         break;
@@ -206,8 +207,11 @@ bool inline_mm(const at::Tensor& out, const at::Tensor& self, const at::Tensor& 
   // Proven on one thread, as the queued kernel of this size runs: a product
   // the worker would split over two threads may round otherwise.
   const auto bytes = static_cast<std::size_t>(m * k + k * n + m * n) * sizeof(float);
-  if (bytes >= kSingleThreadBelowBytes || !small_matrix_product_proven(m, k, n)) return false;
+  if (bytes >= kSingleThreadBelowBytes) return false;
+  const std::optional<ProductSummation> summation = proven_product_summation(m, k, n);
+  if (!summation) return false;
   InlineWork work;
+  work.summation = *summation;
   work.body = InlineWork::Body::kMatrixProduct;
   work.rows = m;
   work.terms = k;

@@ -17,11 +17,11 @@ namespace {
 // Shapes remembered at most; later shapes are not proven (they queue).
 constexpr std::size_t kShapesRemembered = 4096;
 
-// The element loop, with the fused multiply-add as one instruction where the
-// host has it (std::fma is exact everywhere, but a library call).
+// The fused summation, with the fused multiply-add as one instruction where
+// the host has it (std::fma is exact everywhere, but a library call).
 template <class FusedMultiplyAdd>
-inline void product_loop(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n,
-                         FusedMultiplyAdd fma) {
+inline void fused_product_loop(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n,
+                               FusedMultiplyAdd fma) {
   for (int64_t i = 0; i < m; ++i) {
     const float* row = a + i * k;
     for (int64_t j = 0; j < n; ++j) {
@@ -32,14 +32,30 @@ inline void product_loop(const float* a, const float* b, float* c, int64_t m, in
   }
 }
 
-__attribute__((target("fma"))) void product_with_fma_instructions(const float* a, const float* b, float* c, int64_t m,
-                                                                  int64_t k, int64_t n) {
-  product_loop(a, b, c, m, k, n, [](float x, float y, float z) { return __builtin_fmaf(x, y, z); });
+__attribute__((target("fma"))) void fused_with_fma_instructions(const float* a, const float* b, float* c, int64_t m,
+                                                                int64_t k, int64_t n) {
+  fused_product_loop(a, b, c, m, k, n, [](float x, float y, float z) { return __builtin_fmaf(x, y, z); });
 }
 
-void product_with_library_fma(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
-  product_loop(a, b, c, m, k, n, [](float x, float y, float z) { return std::fma(x, y, z); });
+void fused_with_library_fma(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
+  fused_product_loop(a, b, c, m, k, n, [](float x, float y, float z) { return std::fma(x, y, z); });
 }
+
+// This file is compiled with -ffp-contract=off, so the compiler keeps the
+// product's rounding here instead of fusing it into the add.
+void rounded_from_zero(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * k;
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < k; ++p) sum = sum + row[p] * b[p * n + j];
+      c[i * n + j] = sum;
+    }
+  }
+}
+
+constexpr ProductSummation kSummations[] = {ProductSummation::kFusedAfterFirstProduct,
+                                            ProductSummation::kRoundedFromZero};
 
 // Deterministic probe values: a spread of magnitudes and signs, with zeros of
 // both signs, infinities and NaNs where `awkward` asks for them.
@@ -80,7 +96,7 @@ bool same_bits(const float* left, const float* right, int64_t count) {
   return true;
 }
 
-bool prove(int64_t m, int64_t k, int64_t n) {
+bool same_as_cpu(ProductSummation summation, int64_t m, int64_t k, int64_t n) {
   // Probe tensors are plain CPU temporaries, on one thread (one_host_thread.h:
   // a parallel region here would give the dispatching thread an OpenMP team).
   c10::InferenceMode inference;
@@ -103,8 +119,8 @@ bool prove(int64_t m, int64_t k, int64_t n) {
     const at::Tensor b = b_buffer.narrow(0, probe.offset, k * n).view({k, n});
     const at::Tensor expected = at::cpu::mm(a, b);
     at::Tensor looped = at::empty({m, n}, options);
-    small_matrix_product(a.const_data_ptr<float>(), b.const_data_ptr<float>(), looped.mutable_data_ptr<float>(), m, k,
-                         n);
+    small_matrix_product(summation, a.const_data_ptr<float>(), b.const_data_ptr<float>(),
+                         looped.mutable_data_ptr<float>(), m, k, n);
     if (!expected.is_contiguous() ||
         !same_bits(expected.const_data_ptr<float>(), looped.const_data_ptr<float>(), m * n)) {
       return false;
@@ -113,28 +129,40 @@ bool prove(int64_t m, int64_t k, int64_t n) {
   return true;
 }
 
+std::optional<ProductSummation> prove(int64_t m, int64_t k, int64_t n) {
+  for (const ProductSummation summation : kSummations) {
+    if (same_as_cpu(summation, m, k, n)) return summation;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-bool small_matrix_product_proven(int64_t m, int64_t k, int64_t n) {
-  if (m < 1 || n < 1 || k < 1 || m * n > kSmallProductResultsMax || k > kSmallProductTermsMax) return false;
+std::optional<ProductSummation> proven_product_summation(int64_t m, int64_t k, int64_t n) {
+  if (m < 1 || n < 1 || k < 1 || m * n > kSmallProductResultsMax || k > kSmallProductTermsMax) return std::nullopt;
   static std::mutex mutex;
-  static std::unordered_map<int64_t, bool> verdicts;
+  static std::unordered_map<int64_t, std::optional<ProductSummation>> verdicts;
   const int64_t key = (m * (kSmallProductResultsMax + 1) + n) * (kSmallProductTermsMax + 1) + k;
   const std::lock_guard<std::mutex> lock(mutex);
   const auto found = verdicts.find(key);
   if (found != verdicts.end()) return found->second;
-  if (verdicts.size() >= kShapesRemembered) return false;
-  const bool proven = prove(m, k, n);
+  if (verdicts.size() >= kShapesRemembered) return std::nullopt;
+  const std::optional<ProductSummation> proven = prove(m, k, n);
   verdicts.emplace(key, proven);
   return proven;
 }
 
-void small_matrix_product(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t n) {
+void small_matrix_product(ProductSummation summation, const float* a, const float* b, float* c, int64_t m, int64_t k,
+                          int64_t n) {
+  if (summation == ProductSummation::kRoundedFromZero) {
+    rounded_from_zero(a, b, c, m, k, n);
+    return;
+  }
   static const bool has_fma = __builtin_cpu_supports("fma");
   if (has_fma) {
-    product_with_fma_instructions(a, b, c, m, k, n);
+    fused_with_fma_instructions(a, b, c, m, k, n);
   } else {
-    product_with_library_fma(a, b, c, m, k, n);
+    fused_with_library_fma(a, b, c, m, k, n);
   }
 }
 

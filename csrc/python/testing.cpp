@@ -13,6 +13,8 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "axon/runtime.h"
 #include "core/check.h"
@@ -24,6 +26,7 @@
 #include "host_execution/foreach_chains.h"
 #include "host_execution/inline_kernels.h"
 #include "host_execution/results_in_place.h"
+#include "host_execution/small_matrix_products.h"
 #include "host_execution/stream_launch.h"
 #include "ops/shape_inference.h"
 #include "profiler/device_activity.h"
@@ -108,6 +111,15 @@ void init_testing(py::module_& m) {
               "calls the unboxed direct kernels took themselves, queued or inline (host_execution/direct_kernels.h)");
   testing.def("inline_kernel_runs", &inline_kernel_runs,
               "calls computed on the calling thread while their stream was idle (host_execution/inline_kernels.h)");
+  testing.def(
+      "proven_product_summation",
+      [](int64_t m, int64_t k, int64_t n) -> std::optional<std::string> {
+        const std::optional<ProductSummation> summation = proven_product_summation(m, k, n);
+        if (!summation) return std::nullopt;
+        return *summation == ProductSummation::kRoundedFromZero ? "rounded from zero" : "fused after first product";
+      },
+      py::arg("m"), py::arg("k"), py::arg("n"),
+      "how an (m×k)·(k×n) float product is summed inline, proven against this host's CPU mm; None: queued");
   testing.def("foreach_chains_started", &foreach_chains_started,
               "_foreach_* calls that started a chain (host_execution/foreach_chains.h)");
   testing.def("foreach_calls_joined", &foreach_calls_joined, "_foreach_* calls that joined a queued chain");
