@@ -106,9 +106,9 @@ axon_status axon_stream_get_submission_count(axon_stream stream, uint64_t* count
 // Runs host function `task` on the calling thread, before returning, if every
 // item queued on `stream`'s device has finished (so the device would start a
 // launch at once); nothing queued on the device (by any thread) starts until
-// it returns. Otherwise it returns AXON_ERROR_NOT_READY
-// without running it, as it also does while activity is being recorded
-// (axon/activity.h), so that every kernel of a recording gets its record.
+// it returns. Otherwise it returns AXON_ERROR_NOT_READY without running it, as
+// it also does while activity is being recorded (axon/activity.h), so that
+// every kernel of a recording gets its record.
 // Returns AXON_SUCCESS when `run` did, or the status `run` failed with (its
 // message becomes the call's detail): the failure is the caller's, not the
 // stream's pending error. `release` is not called; the caller keeps
