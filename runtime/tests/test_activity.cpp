@@ -101,7 +101,9 @@ TEST(Activity, CopiesAndSetsAreRecordedWithKindBytesStreamAndTag) {
     EXPECT_LE(before, record.start_ns);
     EXPECT_LE(record.start_ns, record.end_ns);
     EXPECT_LE(record.end_ns, after);
-    if (index > 0) EXPECT_LE(records[index - 1].end_ns, record.start_ns) << "stream order";
+    if (index > 0) {
+      EXPECT_LE(records[index - 1].end_ns, record.start_ns) << "stream order";
+    }
   }
 }
 
