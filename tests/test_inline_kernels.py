@@ -75,6 +75,21 @@ def test_binary_with_a_number_has_the_cpus_bits(name, function, number, dtype):
     check_inline(function, special_values(dtype), number)
 
 
+@pytest.mark.parametrize("nan", [math.nan, -math.nan])
+def test_subtracting_a_nan_keeps_its_sign_as_the_cpu_does(nan):
+    # assert_same_bits lets any NaN match; here the operands are not NaN, so the CPU's NaN is the number's.
+    x = torch.randn(16)
+    torch.axon.synchronize()
+    before = inline_runs()
+    got = (x.to("axon") - nan).cpu()
+    in_place = x.to("axon")
+    in_place.sub_(nan)
+    assert inline_runs() == before + 2
+    expected = x - nan
+    assert torch.equal(got.view(torch.int32), expected.view(torch.int32))
+    assert torch.equal(in_place.cpu().view(torch.int32), expected.view(torch.int32))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("number", [1, 0.3, -7.25, 1e-30])
 @pytest.mark.parametrize("method", ["add_", "sub_", "mul_", "div_"])

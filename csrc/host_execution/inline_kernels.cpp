@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 
 #include "axon/stream.h"
@@ -107,6 +108,14 @@ bool run_if_idle(const at::Tensor& tensor, InlineWork& work) {
   return true;
 }
 
+// The CPU computes x - s as x + (-1)·s. The product is exact, so x + (-s)
+// rounds alike, except for a NaN: x86's multiplication returns a NaN operand
+// unchanged, sign included, where negation would flip its sign bit.
+c10::Scalar minus_one_times(const c10::Scalar& number) {
+  if (number.isFloatingPoint() && std::isnan(number.to<double>())) return number;
+  return -number;
+}
+
 ElementLoop loop_for(ElementOp op, at::ScalarType dtype) {
   return (dtype == at::kFloat || dtype == at::kDouble) ? proven_element_loop(op, dtype) : nullptr;
 }
@@ -145,8 +154,7 @@ bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& sel
                                                             : ElementOp::kAddScalar;
     work.loop = loop_for(element_op, dtype);
     if (work.loop == nullptr) return false;
-    // sub: x + (-s), the same rounding as the CPU's x - s (negation is exact).
-    work.scalar = element_loop_number(op == InlineBinary::kSub ? -number : number, dtype);
+    work.scalar = element_loop_number(op == InlineBinary::kSub ? minus_one_times(number) : number, dtype);
   }
   work.operands[0] = host_address(out);
   work.copy_from = host_address(self);
@@ -164,7 +172,7 @@ bool inline_binary_in_place(InlineBinary op, const at::Tensor& self, const c10::
   work.loop = loop_for(element_op, dtype);
   if (work.loop == nullptr) return false;
   work.n = self.numel();
-  work.scalar = element_loop_number(op == InlineBinary::kSub ? -number : number, dtype);
+  work.scalar = element_loop_number(op == InlineBinary::kSub ? minus_one_times(number) : number, dtype);
   work.operands[0] = host_address(self);
   return run_if_idle(self, work);
 }
