@@ -286,3 +286,15 @@ def test_errors_the_cpu_raises_at_the_call_are_raised_at_the_call():
     assert torch.equal(x[0].cpu(), torch.full((4,), 11.0))
     torch._foreach_add_(halves, 1e6)  # a number the dtype overflows: inf, as on the CPU, no error
     assert halves[0].cpu().isinf().all()
+
+
+def test_a_number_a_float_overflows_is_inf_in_a_chain_as_on_the_cpu():
+    # The chained loops take numbers as the CPU's kernels read them (a plain cast), and alphas checked.
+    cpu = [torch.ones(4), -torch.ones(4)]
+    axon = [t.to("axon") for t in cpu]
+    for tensors in (cpu, axon):
+        torch._foreach_mul_(tensors, 1e300)
+        torch._foreach_add_(tensors, [1e300, -1e300])
+    assert_same_bits(cpu, axon)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch._foreach_add_(axon, axon, alpha=1e300)

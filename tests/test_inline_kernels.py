@@ -91,6 +91,50 @@ def test_subtracting_a_nan_keeps_its_sign_as_the_cpu_does(nan):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "function",
+    [
+        lambda a, s: a * s,
+        lambda a, s: a + s,
+        lambda a, s: a - s,
+        lambda a, s: a / s,
+        lambda a, s: a.clone().mul_(s),
+        lambda a, s: a.clone().sub_(s),
+    ],
+)
+@pytest.mark.parametrize("number", [1e300, -3.5e38, 0, -(2**63), 2**62 + 1])
+def test_numbers_convert_as_the_cpu_converts_them(function, number, dtype):
+    # A float operation with 1e300 gives inf on the CPU (a plain cast), not an overflow error; an integer 0 is
+    # subtracted as -0 (so -0 - 0 stays -0); -(2**63) is subtracted, not wrapped around.
+    x = torch.tensor([-0.0, 0.0, 1.0, -2.5, 3e38, -3e38, 1e-40, math.inf], dtype=dtype)
+    expected = function(x, number)
+    axon_x = x.to("axon")
+    torch.axon.synchronize()
+    before = inline_runs()
+    got = function(axon_x, number)
+    assert inline_runs() > before
+    assert torch.equal(got.cpu().view(torch.uint8), expected.view(torch.uint8))
+
+
+def test_a_thread_that_flushes_subnormals_queues_its_calls():
+    # torch.set_flush_denormal changes the calling thread only; the worker keeps subnormals, so computing here
+    # would make the bits depend on whether the device was idle.
+    x = torch.full((4,), 1e-39).to("axon")
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this host cannot flush subnormals")
+    try:
+        torch.axon.synchronize()
+        before = inline_runs()
+        got = (x * 1.0).cpu()
+        assert inline_runs() == before
+    finally:
+        torch.set_flush_denormal(False)
+    assert torch.equal(got, torch.full((4,), 1e-39))
+    torch.axon.synchronize()
+    assert (x * 1.0).cpu().equal(got) and inline_runs() == before + 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("number", [1, 0.3, -7.25, 1e-30])
 @pytest.mark.parametrize("method", ["add_", "sub_", "mul_", "div_"])
 def test_in_place_with_a_number_has_the_cpus_bits(method, number, dtype):

@@ -227,11 +227,28 @@ ElementLoop proven_element_loop(ElementOp op, at::ScalarType dtype) {
 }
 
 double element_loop_number(const c10::Scalar& number, at::ScalarType dtype) {
-  return dtype == at::kDouble ? number.to<double>() : static_cast<double>(number.to<float>());
+  // A plain cast from the number's own type, as the CPU kernels read a
+  // wrapped number: 1e300 times a float tensor is inf there, not an error.
+  const auto in_dtype = [dtype](auto value) {
+    return dtype == at::kDouble ? static_cast<double>(value) : static_cast<double>(static_cast<float>(value));
+  };
+  switch (number.type()) {
+    case at::kLong:
+      return in_dtype(number.toLong());
+    case at::kUInt64:
+      return in_dtype(number.toUInt64());
+    case at::kBool:
+      return in_dtype(number.toBool());
+    default:
+      return in_dtype(number.toDouble());
+  }
 }
 
 double element_loop_alpha(ElementOp op, const c10::Scalar& alpha, at::ScalarType dtype) {
-  return element_loop_number(op == ElementOp::kSubList ? -alpha : alpha, dtype);
+  // Checked, unlike a number: the CPU kernels convert alpha with Scalar::to,
+  // which raises where the dtype cannot hold it.
+  const c10::Scalar value = op == ElementOp::kSubList ? -alpha : alpha;
+  return dtype == at::kDouble ? value.to<double>() : static_cast<double>(value.to<float>());
 }
 
 void set_element_loops_enabled(bool value) { enabled.store(value, std::memory_order_relaxed); }

@@ -32,7 +32,8 @@ namespace axon {
 ElementLoop proven_element_loop(ElementOp op, at::ScalarType dtype);
 
 // A call's number as its loop takes it: converted to the element type
-// (float or double) as the CPU kernel converts it, held exactly in a double.
+// (float or double) as the CPU kernel converts it, a plain cast (1e300 is inf
+// in float), held exactly in a double.
 double element_loop_number(const c10::Scalar& number, at::ScalarType dtype);
 // A call's alpha as `op`'s loop takes it: for sub, negated first as a Scalar
 // (ATen's sub is add with -alpha, negated before any conversion, so an

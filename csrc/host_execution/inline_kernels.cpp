@@ -7,6 +7,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 #include "axon/stream.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
@@ -92,9 +96,24 @@ char* host_address(const at::Tensor& tensor) {
   return base + tensor.storage_offset() * static_cast<int64_t>(tensor.itemsize());
 }
 
-bool small_enough(const at::Tensor& tensor) {
+// Whether the calling thread flushes subnormals (torch.set_flush_denormal
+// sets that thread's mode only). The worker does not, so a call computed here
+// would then give other bits than the same call queued.
+bool calling_thread_flushes_subnormals() {
+#if defined(__x86_64__) || defined(__i386__)
+  constexpr unsigned kFlushToZero = 0x8000, kDenormalsAreZero = 0x0040;
+  return (_mm_getcsr() & (kFlushToZero | kDenormalsAreZero)) != 0;
+#else
+  return false;
+#endif
+}
+
+// Whether `tensor` may be an inline operand: small, and computed here as the
+// worker would compute it.
+bool inline_operand(const at::Tensor& tensor) {
   const int64_t n = tensor.numel();
-  return n > 0 && n * static_cast<int64_t>(tensor.itemsize()) <= kInlineOperandBytesMax;
+  return n > 0 && n * static_cast<int64_t>(tensor.itemsize()) <= kInlineOperandBytesMax &&
+         !calling_thread_flushes_subnormals();
 }
 
 // Runs `work` on the calling thread if the current stream of `tensor`'s
@@ -108,12 +127,13 @@ bool run_if_idle(const at::Tensor& tensor, InlineWork& work) {
   return true;
 }
 
-// The CPU computes x - s as x + (-1)·s. The product is exact, so x + (-s)
-// rounds alike, except for a NaN: x86's multiplication returns a NaN operand
-// unchanged, sign included, where negation would flip its sign bit.
-c10::Scalar minus_one_times(const c10::Scalar& number) {
-  if (number.isFloatingPoint() && std::isnan(number.to<double>())) return number;
-  return -number;
+// A number as the loop takes it; for sub, the CPU computes x - s as
+// x + (-1)·s after converting s, so the conversion comes first (an integer 0
+// becomes -0, which matters for x = -0) and the product is exact except for a
+// NaN: x86's multiplication returns a NaN operand unchanged, sign included.
+double loop_number(InlineBinary op, const c10::Scalar& number, at::ScalarType dtype) {
+  const double value = element_loop_number(number, dtype);
+  return op == InlineBinary::kSub && !std::isnan(value) ? -value : value;
 }
 
 ElementLoop loop_for(ElementOp op, at::ScalarType dtype) {
@@ -124,7 +144,7 @@ ElementLoop loop_for(ElementOp op, at::ScalarType dtype) {
 
 bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& self, const at::Tensor* other,
                    const c10::Scalar& number, const c10::Scalar& alpha) {
-  if (!small_enough(self)) return false;
+  if (!inline_operand(self)) return false;
   const at::ScalarType dtype = self.scalar_type();
   InlineWork work;
   work.n = self.numel();
@@ -154,7 +174,7 @@ bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& sel
                                                             : ElementOp::kAddScalar;
     work.loop = loop_for(element_op, dtype);
     if (work.loop == nullptr) return false;
-    work.scalar = element_loop_number(op == InlineBinary::kSub ? minus_one_times(number) : number, dtype);
+    work.scalar = loop_number(op, number, dtype);
   }
   work.operands[0] = host_address(out);
   work.copy_from = host_address(self);
@@ -163,7 +183,7 @@ bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& sel
 }
 
 bool inline_binary_in_place(InlineBinary op, const at::Tensor& self, const c10::Scalar& number) {
-  if (!small_enough(self) || !self.is_contiguous()) return false;
+  if (!inline_operand(self) || !self.is_contiguous()) return false;
   const at::ScalarType dtype = self.scalar_type();
   const ElementOp element_op = op == InlineBinary::kMul   ? ElementOp::kMulScalar
                                : op == InlineBinary::kDiv ? ElementOp::kDivScalar
@@ -172,14 +192,14 @@ bool inline_binary_in_place(InlineBinary op, const at::Tensor& self, const c10::
   work.loop = loop_for(element_op, dtype);
   if (work.loop == nullptr) return false;
   work.n = self.numel();
-  work.scalar = element_loop_number(op == InlineBinary::kSub ? minus_one_times(number) : number, dtype);
+  work.scalar = loop_number(op, number, dtype);
   work.operands[0] = host_address(self);
   return run_if_idle(self, work);
 }
 
 bool inline_relu(const at::Tensor& out, const at::Tensor& self) {
   const at::ScalarType dtype = self.scalar_type();
-  if (!small_enough(self) || (dtype != at::kFloat && dtype != at::kDouble)) return false;
+  if (!inline_operand(self) || (dtype != at::kFloat && dtype != at::kDouble)) return false;
   InlineWork work;
   work.body = InlineWork::Body::kRelu;
   work.n = self.numel();
@@ -190,7 +210,8 @@ bool inline_relu(const at::Tensor& out, const at::Tensor& self) {
 }
 
 bool inline_fill(const at::Tensor& self, const c10::Scalar& value) {
-  if (!small_enough(self) || !self.is_contiguous() || self.itemsize() > sizeof(InlineWork::fill_element)) return false;
+  if (!inline_operand(self) || !self.is_contiguous() || self.itemsize() > sizeof(InlineWork::fill_element))
+    return false;
   InlineWork work;
   work.body = InlineWork::Body::kFill;
   work.n = self.numel();
@@ -206,7 +227,7 @@ bool inline_fill(const at::Tensor& self, const c10::Scalar& value) {
 bool inline_mm(const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
   if (self.scalar_type() != at::kFloat || mat2.scalar_type() != at::kFloat) return false;
   const int64_t m = self.size(0), k = self.size(1), n = mat2.size(1);
-  if (!small_enough(self) || !small_enough(mat2) ||
+  if (!inline_operand(self) || !inline_operand(mat2) ||
       m * n * static_cast<int64_t>(sizeof(float)) > kInlineOperandBytesMax) {
     return false;
   }
