@@ -79,14 +79,14 @@ def test_binary_with_a_number_has_the_cpus_bits(name, function, number, dtype):
 def test_subtracting_a_nan_keeps_its_sign_as_the_cpu_does(nan):
     # assert_same_bits lets any NaN match; here the operands are not NaN, so the CPU's NaN is the number's.
     x = torch.randn(16)
+    axon_x, in_place = x.to("axon"), x.to("axon")
     torch.axon.synchronize()
     before = inline_runs()
-    got = (x.to("axon") - nan).cpu()
-    in_place = x.to("axon")
+    got = axon_x - nan
     in_place.sub_(nan)
     assert inline_runs() == before + 2
     expected = x - nan
-    assert torch.equal(got.view(torch.int32), expected.view(torch.int32))
+    assert torch.equal(got.cpu().view(torch.int32), expected.view(torch.int32))
     assert torch.equal(in_place.cpu().view(torch.int32), expected.view(torch.int32))
 
 
@@ -98,8 +98,8 @@ def test_subtracting_a_nan_keeps_its_sign_as_the_cpu_does(nan):
         lambda a, s: a + s,
         lambda a, s: a - s,
         lambda a, s: a / s,
-        lambda a, s: a.clone().mul_(s),
-        lambda a, s: a.clone().sub_(s),
+        lambda a, s: a.mul_(s),
+        lambda a, s: a.sub_(s),
     ],
 )
 @pytest.mark.parametrize("number", [1e300, -3.5e38, 0, -(2**63), 2**62 + 1])
@@ -107,8 +107,8 @@ def test_numbers_convert_as_the_cpu_converts_them(function, number, dtype):
     # A float operation with 1e300 gives inf on the CPU (a plain cast), not an overflow error; an integer 0 is
     # subtracted as -0 (so -0 - 0 stays -0); -(2**63) is subtracted, not wrapped around.
     x = torch.tensor([-0.0, 0.0, 1.0, -2.5, 3e38, -3e38, 1e-40, math.inf], dtype=dtype)
+    axon_x = x.to("axon")  # before x: the in-place functions change their argument
     expected = function(x, number)
-    axon_x = x.to("axon")
     torch.axon.synchronize()
     before = inline_runs()
     got = function(axon_x, number)
@@ -231,13 +231,13 @@ def test_small_matrix_products_run_inline_with_the_queued_kernels_bits(m, k, n):
     # Either summation (small_matrix_products.h) matches MKL's on the hosts measured (fused on Intel, rounded on
     # AMD), so each of these shapes must be proven, whichever this host is.
     assert torch_axon._C._testing.proven_product_summation(m, k, n) is not None
+    a_axon, b_axon = a.to("axon"), b.to("axon")
     torch.axon.synchronize()
     before = inline_runs()
-    got = a.to("axon") @ b.to("axon")
+    got = a_axon @ b_axon
     assert inline_runs() == before + 1
     # The queued kernel (the device held by another stream) runs single-threaded at this size, as the
     # CPU does under torch.set_num_threads(1); the inline product must give the same bits.
-    a_axon, b_axon = a.to("axon"), b.to("axon")
     torch.axon.synchronize()
     with closed_gate(torch.axon.Stream()):
         queued = a_axon @ b_axon
