@@ -33,7 +33,9 @@ struct Overloaded : Handlers... {
 template <typename... Handlers>
 Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
-axon_status run_task(const axon_host_function& task, std::string* message) {
+}  // namespace
+
+axon_status run_host_task(const axon_host_function& task, std::string* message) {
   char buffer[AXON_TASK_MESSAGE_CAPACITY] = {};
   axon_status status = AXON_SUCCESS;
   try {
@@ -51,8 +53,6 @@ axon_status run_task(const axon_host_function& task, std::string* message) {
   }
   return status;
 }
-
-}  // namespace
 
 void Scheduler::refuse_waiting_on_worker_thread() const {
   if (current_worker_device >= 0) {
@@ -167,7 +167,7 @@ void Scheduler::complete_marker(axon_stream_object* stream, QueueItem& item) {
 void Scheduler::execute_work(QueueItem& item, axon_status* status, std::string* message) {
   std::visit(Overloaded{
                  [&](OwnedTask& task) {
-                   *status = run_task(task.task(), message);
+                   *status = run_host_task(task.task(), message);
                    // Released before completion is published, so a host that
                    // synchronizes sees the task's resources already let go (a
                    // release callback may hand them to its own thread instead,

@@ -52,6 +52,12 @@ class OwnedTask {
   bool owned_ = true;
 };
 
+// Runs `task` on the calling thread. On failure (a status other than
+// AXON_SUCCESS, or an exception) returns the status and sets `message` to the
+// task's own words, or says it wrote none. Shared by the device worker and
+// axon_stream_run_host_function_if_idle, so both report a failure alike.
+axon_status run_host_task(const axon_host_function& task, std::string* message);
+
 // Work a driver hands to its chip (PJRT calls, say), run on the device's
 // worker in stream order. It returns AXON_SUCCESS, or a failure status with
 // its message (reported like a failed host function), and returns only once

@@ -156,12 +156,9 @@ struct StreamCalls {
       axon_stream_object* target = scheduler.find_stream(stream);
       if (!scheduler.idle_for_inline_work(target)) return AXON_ERROR_NOT_READY;
       // Under the lock: nothing queued meanwhile can start before it ends.
-      char message[AXON_TASK_MESSAGE_CAPACITY] = {};
-      const axon_status status = task.run(task.user_data, message);
-      if (status != AXON_SUCCESS) {
-        message[AXON_TASK_MESSAGE_CAPACITY - 1] = '\0';
-        fail(status, message[0] != '\0' ? message : "(the task wrote no message)");
-      }
+      std::string message;
+      const axon_status status = run_host_task(task, &message);
+      if (status != AXON_SUCCESS) fail(status, message);
       return AXON_SUCCESS;
     });
   }
