@@ -140,6 +140,17 @@ ElementLoop loop_for(ElementOp op, at::ScalarType dtype) {
   return (dtype == at::kFloat || dtype == at::kDouble) ? proven_element_loop(op, dtype) : nullptr;
 }
 
+// Sets `work`'s loop and number for operands[0] = operands[0] `op` number
+// (sub as an add of the negated number); false where no loop is proven.
+bool with_number(InlineWork& work, InlineBinary op, const c10::Scalar& number, at::ScalarType dtype) {
+  const ElementOp element_op = op == InlineBinary::kMul   ? ElementOp::kMulScalar
+                               : op == InlineBinary::kDiv ? ElementOp::kDivScalar
+                                                          : ElementOp::kAddScalar;
+  work.loop = loop_for(element_op, dtype);
+  work.scalar = loop_number(op, number, dtype);
+  return work.loop != nullptr;
+}
+
 }  // namespace
 
 bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& self, const at::Tensor* other,
@@ -148,7 +159,6 @@ bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& sel
   const at::ScalarType dtype = self.scalar_type();
   InlineWork work;
   work.n = self.numel();
-  work.is_double = dtype == at::kDouble;
   if (other != nullptr) {
     // add and sub in one pass (y + a*z into the result); mul and div on a copy of self.
     if (op == InlineBinary::kAdd || op == InlineBinary::kSub) {
@@ -169,12 +179,7 @@ bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& sel
         !(alpha.isIntegral(false) && alpha.to<int64_t>() == 1)) {
       return false;
     }
-    const ElementOp element_op = op == InlineBinary::kMul   ? ElementOp::kMulScalar
-                                 : op == InlineBinary::kDiv ? ElementOp::kDivScalar
-                                                            : ElementOp::kAddScalar;
-    work.loop = loop_for(element_op, dtype);
-    if (work.loop == nullptr) return false;
-    work.scalar = loop_number(op, number, dtype);
+    if (!with_number(work, op, number, dtype)) return false;
   }
   work.operands[0] = host_address(out);
   work.copy_from = host_address(self);
@@ -184,15 +189,9 @@ bool inline_binary(InlineBinary op, const at::Tensor& out, const at::Tensor& sel
 
 bool inline_binary_in_place(InlineBinary op, const at::Tensor& self, const c10::Scalar& number) {
   if (!inline_operand(self) || !self.is_contiguous()) return false;
-  const at::ScalarType dtype = self.scalar_type();
-  const ElementOp element_op = op == InlineBinary::kMul   ? ElementOp::kMulScalar
-                               : op == InlineBinary::kDiv ? ElementOp::kDivScalar
-                                                          : ElementOp::kAddScalar;
   InlineWork work;
-  work.loop = loop_for(element_op, dtype);
-  if (work.loop == nullptr) return false;
+  if (!with_number(work, op, number, self.scalar_type())) return false;
   work.n = self.numel();
-  work.scalar = loop_number(op, number, dtype);
   work.operands[0] = host_address(self);
   return run_if_idle(self, work);
 }
@@ -235,8 +234,8 @@ bool inline_mm(const at::Tensor& out, const at::Tensor& self, const at::Tensor& 
   if (self.stride(0) != k || self.stride(1) != 1 || mat2.stride(0) != n || mat2.stride(1) != 1) return false;
   // Proven on one thread, as the queued kernel of this size runs: a product
   // the worker would split over two threads may round otherwise.
-  const auto bytes = static_cast<std::size_t>(m * k + k * n + m * n) * sizeof(float);
-  if (bytes >= kSingleThreadBelowBytes) return false;
+  static_assert(std::size_t{3 * kInlineOperandBytesMax} < kSingleThreadBelowBytes,
+                "inline products run single-threaded");
   const std::optional<ProductSummation> summation = proven_product_summation(m, k, n);
   if (!summation) return false;
   InlineWork work;
