@@ -1,14 +1,13 @@
 """torch.compile benchmarks: compiled axon vs axon eager vs torch eager (CPU) vs Inductor (CPU).
 
-    python bench/compile.py [--models mlp,cnn,gpt] [--skip-inductor] [--max-autotune]
+    python bench/compile.py [--models mlp,cnn,gpt] [--skip-inductor]
 
 For each model, inference (no grad) and one training step (forward, loss,
 backward; the optimizer is left out so the number is the compiled graphs').
 Ratios are against axon eager and against Inductor, measured in the same run.
 Also: cold compile time (empty disk cache), warm-cache load time in a fresh
 process (nothing compiled), a compiled call's launch time against its run
-time, and the per-call overhead of a tiny graph. --max-autotune adds `mode="max-autotune"` (each graph's
-first calls measure its matrix products compiled and extern, and keep the faster).
+time, and the per-call overhead of a tiny graph.
 Targets: GPT training step compiled >= 1.3x faster than axon eager, and no
 slower than 1.2x Inductor's time.
 """
@@ -40,13 +39,13 @@ def _loss(model, inputs, target, is_gpt):
     return nn.functional.cross_entropy(model(*inputs), target)
 
 
-def _setups(factory, device, backend, mode=None):
+def _setups(factory, device, backend):
     torch.manual_seed(0)
     model, inputs, target = factory()
     model = model.to(device)
     inputs = tuple(t.to(device) for t in inputs)
     target = target.to(device)
-    forward = model if backend is None else torch.compile(model, backend=backend, mode=mode)
+    forward = model if backend is None else torch.compile(model, backend=backend)
     is_gpt = isinstance(model, TinyGPT)
 
     def inference():
@@ -60,8 +59,8 @@ def _setups(factory, device, backend, mode=None):
     return inference, training
 
 
-def measure(factory, device, backend, mode=None):
-    inference, training = _setups(factory, device, backend, mode)
+def measure(factory, device, backend):
+    inference, training = _setups(factory, device, backend)
     start = time.perf_counter()
     inference()
     training()
@@ -71,24 +70,24 @@ def measure(factory, device, backend, mode=None):
 
 
 def measure_all(model_name, configurations):
-    """measure() for each (name, device, backend[, mode]) configuration, from a fresh Dynamo each time."""
+    """measure() for each (name, device, backend) configuration, from a fresh Dynamo each time."""
     results = {}
-    for name, device, backend, *mode in configurations:
+    for name, device, backend in configurations:
         torch._dynamo.reset()
-        results[name] = measure(MODELS[model_name], device, backend, *mode)
+        results[name] = measure(MODELS[model_name], device, backend)
     return results
 
 
 def table_header(configurations, ratios) -> str:
     """Columns: ms per call of each configuration, then each ratio (numerator, denominator, title)."""
-    return (f"{'model / mode':<22}" + "".join(f"{name + ' ms':>18}" for name, *_ in configurations)
+    return (f"{'model / mode':<22}" + "".join(f"{name + ' ms':>18}" for name, _, _ in configurations)
             + "".join(f"{title:>{len(title) + 3}}" for _, _, title in ratios))
 
 
 def table_rows(model_name, configurations, results, ratios) -> list[str]:
     rows = []
     for index, mode in enumerate(("inference", "training")):
-        row = f"{model_name + ' ' + mode:<22}" + "".join(f"{results[n][index]:>18.2f}" for n, *_ in configurations)
+        row = f"{model_name + ' ' + mode:<22}" + "".join(f"{results[n][index]:>18.2f}" for n, _, _ in configurations)
         row += "".join(f"{results[a][index] / results[b][index]:>{len(title) + 3}.2f}" for a, b, title in ratios)
         rows.append(row)
     return rows
@@ -175,7 +174,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="mlp,cnn,gpt")
     parser.add_argument("--skip-inductor", action="store_true")
-    parser.add_argument("--max-autotune", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("AXON_COMPILE_CACHE_DIR", tempfile.mkdtemp(prefix="axon-bench-cache-"))
 
@@ -184,16 +182,13 @@ def main() -> int:
     if not args.skip_inductor:
         configurations.append(("cpu inductor", "cpu", "inductor"))
     ratios = [("axon eager", "axon compiled", "eager/compiled")]
-    if args.max_autotune:
-        configurations.insert(2, ("axon max-autotune", "axon", "axon", "max-autotune"))
-        ratios.append(("axon eager", "axon max-autotune", "eager/autotune"))
     if not args.skip_inductor:
         ratios.append(("axon compiled", "cpu inductor", "compiled/inductor"))
     lines = [table_header(configurations, ratios)]
     for model_name in args.models.split(","):
         results = measure_all(model_name, configurations)
         lines.extend(table_rows(model_name, configurations, results, ratios))
-        first = "  ".join(f"{n}: {results[n][2]:.1f} s" for n, *_ in configurations)
+        first = "  ".join(f"{n}: {results[n][2]:.1f} s" for n, _, _ in configurations)
         lines.append(f"  first inference+training call (includes compilation) — {first}")
     print("\nCompiled vs eager, time per call (lower is better)")
     print("\n".join(lines))

@@ -1,14 +1,12 @@
 """Options of torch.compile(backend="axon"), validated: an unknown mode or option is an error.
 
-Modes (all accepted):
+Modes (all accepted, all produce the same graphs and numerics today):
 - None / "default": lower what the table covers, run the rest eagerly on axon.
 - "reduce-overhead": in CUDA terms, capture into CUDA graphs. Each lowered
   partition already runs as one XLA executable launch per call, so there is
   nothing further to capture: equal to "default".
-- "max-autotune" / "max-autotune-no-cudagraphs": a graph with matrix products
-  is placed twice, its products compiled by XLA and as the host library's
-  kernels, and its first calls measure both and keep the faster
-  (measured_placement.py). Otherwise equal to "default".
+- "max-autotune" / "max-autotune-no-cudagraphs": XLA's CPU compiler has no
+  autotuner to drive: equal to "default".
 Written down here so that a mode never differs silently from what it says.
 
 Options (`options={...}`):

@@ -12,8 +12,6 @@ else stays in the parent graph and runs as ordinary axon ops.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import operator
 import os
 
@@ -42,10 +40,8 @@ aten = torch.ops.aten
 # pooling forwards are axon's own kernels, 4-12x the CPU's (and XLA's lowering
 # of them); as extern kernels the CNN's compiled training step went from
 # 16.0-17.4 to 12.8-13.7 ms, inference unchanged (2026-12-05). Matrix
-# products stay compiled by default: on an Intel host taking them out as well
-# gained nothing in the GPT step and lost 7% in the MLP's, while on an AMD
-# EPYC host it made the GPT step 28% faster; mode="max-autotune" measures
-# both placements per graph (measured_placement.py).
+# products stay compiled: XLA's dots are close to MKL's here, and taking them
+# out as well gained nothing in the GPT step and lost 7% in the MLP's.
 EXTERN_GROUPS = {
     "mm": (aten.mm.default,),
     "bmm": (aten.bmm.default,),
@@ -61,26 +57,9 @@ EXTERN_REASON = "extern kernel: runs as the axon library op"
 DEFAULT_EXTERN = "convolution,attention,pooling"
 
 
-# Set while measured_placement places a graph a second time with more extern kernels.
-_chosen_extern: contextvars.ContextVar[frozenset | None] = contextvars.ContextVar("axon_chosen_extern", default=None)
-
-
-@contextlib.contextmanager
-def chosen_extern_kernels(kernels):
-    """Within the block, extern_kernels() answers `kernels` (whatever AXON_COMPILE_EXTERN says)."""
-    token = _chosen_extern.set(frozenset(kernels))
-    try:
-        yield
-    finally:
-        _chosen_extern.reset(token)
-
-
 def extern_kernels() -> set:
     """AXON_COMPILE_EXTERN: unset for DEFAULT_EXTERN, "0" for none, "1" for all of EXTERN_KERNELS, or a comma
-    list of EXTERN_GROUPS names ("convolution,mm"). Inside chosen_extern_kernels, the set it names."""
-    chosen = _chosen_extern.get()
-    if chosen is not None:
-        return set(chosen)
+    list of EXTERN_GROUPS names ("convolution,mm")."""
     setting = os.environ.get("AXON_COMPILE_EXTERN", DEFAULT_EXTERN).strip()
     if setting in ("", "0"):
         return set()

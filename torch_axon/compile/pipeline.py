@@ -15,7 +15,7 @@ from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 from torch.fx._lazy_graph_module import _LazyGraphModule
 
-from . import dump, executable, measured_placement, passes, report, stage
+from . import dump, executable, passes, placement, report, stage
 from .decompositions import decompositions
 from .lowering import lower_graph
 from .partition import extern_kernels
@@ -28,12 +28,6 @@ def _unchanged(artifact, job):
 
 def _code_of_module(graph_module, job):
     return ".py", dump.graph_code(graph_module)
-
-
-def _code_of_placement(placed, job):
-    if isinstance(placed, measured_placement.MeasuredChoice):
-        return ".py", placed.code()
-    return _code_of_module(placed, job)
 
 
 def _code_of_captured(captured: GraphAndInputs, job):
@@ -60,10 +54,7 @@ def _aot_autograd(captured: GraphAndInputs, job):
 
 def _runner(partitioned):
     """What AOTAutograd calls for a partitioned graph: its generated forward, called straight. GraphModule's
-    and nn.Module's call wrappers cost more than a small graph's whole launch. A choice between placements
-    (max-autotune) is called as it is."""
-    if isinstance(partitioned, measured_placement.MeasuredChoice):
-        return partitioned
+    and nn.Module's call wrappers cost more than a small graph's whole launch."""
     _LazyGraphModule.force_recompile(partitioned)
     return partitioned.forward
 
@@ -99,9 +90,8 @@ PIPELINE: tuple[Stage, ...] = (
           "forward and backward ATen graphs, core-ATen decompositions applied (decompositions.py)"),
     Stage("aten", GRAPH, _unchanged, _code_of_module, "one ATen graph as AOTAutograd hands it over"),
     Stage("passes", GRAPH, _fx_passes, None, "FX clean-up before partitioning (passes.py)"),
-    Stage("partitioned", GRAPH, measured_placement.place, _code_of_placement,
-          "lowerable groups as CompiledPartitions, the rest eager axon ops (placement.py, partition.py); "
-          "under max-autotune, two placements measured (measured_placement.py)"),
+    Stage("partitioned", GRAPH, placement.place, _code_of_module,
+          "lowerable groups as CompiledPartitions, the rest eager axon ops (placement.py, partition.py)"),
     Stage("stablehlo", SPECIALIZATION, _lower, _stablehlo_text,
           "one partition lowered for concrete input shapes (lowering/)"),
     Stage("executable", SPECIALIZATION, _compile, _executable_image,

@@ -26,9 +26,6 @@ class GraphRecord:
     eager_reruns: int = 0         # calls a tie check sent to eager execution
     # Seconds spent in each pipeline stage (pipeline.py) of this graph and its specializations, by stage name.
     stage_seconds: collections.Counter = field(default_factory=collections.Counter)
-    # max-autotune (measured_placement.py): the placement kept, and each placement's median ms per call.
-    placement: str | None = None
-    placement_ms: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -84,9 +81,6 @@ class CompileReport:
             lines.append(f"  {graph.name}: {graph.nodes} ops, {graph.lowered_nodes} lowered in "
                          f"{graph.partitions} partition(s), {graph.executables} executable(s), "
                          f"{graph.compile_seconds:.2f} s")
-            if graph.placement is not None:
-                measured = ", ".join(f"{label} {ms:.2f} ms" for label, ms in graph.placement_ms.items())
-                lines.append(f"    measured placements: {measured}; kept: {graph.placement}")
             if graph.runtime_checks or graph.eager_reruns:
                 lines.append(f"    {graph.runtime_checks} run-time check(s); {graph.eager_reruns} call(s) rerun "
                              "eagerly (ties only the CPU kernel can order)")
