@@ -34,3 +34,43 @@ def test_working_out_a_new_shape_starts_no_openmp_team_on_the_calling_thread():
     assert result.returncode == 0, result.stderr
     before, after = map(int, result.stdout.split())
     assert after == before, "a new thread started while the calling thread worked out output layouts"
+
+
+_IDLE_SPIN = """
+import resource, statistics, time
+import torch
+from torch_axon._C import _testing
+
+def idle_cpu_ms():
+    # Process CPU time over 100 ms in which the device is idle, right after a parallel kernel of its worker:
+    # what the worker's OpenMP helper spends spinning for the next kernel.
+    samples = []
+    for _ in range(5):
+        (x * 2).sum().item()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        start = usage.ru_utime + usage.ru_stime
+        time.sleep(0.1)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        samples.append((usage.ru_utime + usage.ru_stime - start) * 1e3)
+    return statistics.median(samples)
+
+x = torch.randn(2048, 2048, device="axon")
+before = idle_cpu_ms()
+parked_before = _testing.cores_freed_for_compiled_code()
+torch.compile(lambda t: t + 1, backend="axon")(torch.randn(4, device="axon"))
+torch.axon.synchronize()
+time.sleep(0.05)
+print(before, parked_before, idle_cpu_ms(), _testing.cores_freed_for_compiled_code())
+"""
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="parallel kernels need at least two intra-op threads")
+def test_a_compiled_executable_makes_the_workers_openmp_helper_stop_spinning():
+    # XLA:CPU runs executables on threads of its own, which a spinning helper would take a core from
+    # (host_execution/compiled_code_cores.h). Eager-only processes keep the spin.
+    result = run_python(_IDLE_SPIN, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "1"})
+    assert result.returncode == 0, result.stderr
+    before, parked_before, after, parked_after = result.stdout.split()
+    assert parked_before == "False" and parked_after == "True"
+    assert float(before) > 1.5, f"the helper spent {before} ms spinning before any executable: expected it to spin"
+    assert float(after) < 1.0, f"the helper spent {after} ms of 100 idle ms spinning after an executable loaded"

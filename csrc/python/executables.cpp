@@ -18,6 +18,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/stream.h"
+#include "host_execution/compiled_code_cores.h"
 #include "profiler/device_activity.h"
 #include "python/bindings.h"
 
@@ -30,6 +31,7 @@ class Executable {
  public:
   Executable(int device, const std::string& format, const py::bytes& image) : device_(device) {
     check_device_index(device);
+    free_cores_for_compiled_code(format.c_str());
     std::string bytes = image;
     py::gil_scoped_release no_gil;  // compiling can take seconds: other Python threads go on
     AXON_CHECK(axon_executable_load(device, format.c_str(), bytes.data(), bytes.size(), &handle_),

@@ -21,6 +21,7 @@
 #include "core/device.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
+#include "host_execution/compiled_code_cores.h"
 #include "host_execution/direct_kernels.h"
 #include "host_execution/element_loop_proofs.h"
 #include "host_execution/foreach_chains.h"
@@ -120,6 +121,8 @@ void init_testing(py::module_& m) {
       },
       py::arg("m"), py::arg("k"), py::arg("n"),
       "how an (m×k)·(k×n) float product is summed inline, proven against this host's CPU mm; None: queued");
+  testing.def("cores_freed_for_compiled_code", &cores_freed_for_compiled_code,
+              "whether a compiled executable's load parked an OpenMP team (host_execution/compiled_code_cores.h)");
   testing.def("foreach_chains_started", &foreach_chains_started,
               "_foreach_* calls that started a chain (host_execution/foreach_chains.h)");
   testing.def("foreach_calls_joined", &foreach_calls_joined, "_foreach_* calls that joined a queued chain");
