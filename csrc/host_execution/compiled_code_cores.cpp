@@ -17,7 +17,7 @@ extern "C" int omp_get_num_threads(void);
 namespace axon {
 namespace {
 
-std::atomic<bool> parked{false};
+// The parked region's team size, once it has run (0 before).
 std::atomic<int> team_size{0};
 
 // The parked team's thread: one parallel region (its helper then sleeps at
@@ -31,7 +31,6 @@ void park_team() {
   {
     if (omp_get_thread_num() == 0) team_size.store(omp_get_num_threads());
   }
-  parked.store(true);
   // Leaked: a condition variable destroyed at exit would wait for this thread, which never stops waiting.
   static auto* mutex = new std::mutex();
   static auto* never = new std::condition_variable();
@@ -48,6 +47,6 @@ void free_cores_for_compiled_code(const char* executable_format) {
   std::call_once(once, [] { std::thread(park_team).detach(); });
 }
 
-bool cores_freed_for_compiled_code() { return parked.load() && team_size.load() > 1; }
+bool cores_freed_for_compiled_code() { return team_size.load() > 1; }
 
 }  // namespace axon
