@@ -4,9 +4,12 @@ and ties in topk / sort / arg-reductions are broken as the CPU kernels break the
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import closed_gate, requires_not_blocking, run_python
 
 import torch_axon.compile as axon_compile
 
@@ -109,10 +112,17 @@ def test_out_of_range_indices_raise_like_eager(name, function, make_index, size,
         _assert_same_outcome(compiled, function, x, make_index([negative, 0]))
 
 
+def _synchronized(function, *args):
+    """Calls `function` and waits for the device: a graph that changes no input reports a failed check at the
+    next synchronizing call, as an eager kernel does."""
+    function(*args)
+    torch.axon.synchronize()
+
+
 def test_first_example_of_the_issue():
     compiled = _compile(lambda x, i: x[i])
     with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 4"):
-        compiled(_x(), _axon([9, -7]))
+        _synchronized(compiled, _x(), _axon([9, -7]))
     torch.testing.assert_close(compiled(_x(), _axon([-1, -4])), _x()[[3, 0]])
 
 
@@ -120,26 +130,62 @@ def test_messages_name_op_size_and_value():
     x = _x()
     with pytest.raises(RuntimeError, match=r"aten\.gather\.default .*index -1 is out of bounds for dimension 1 "
                                            r"with size 5"):
-        _compile(lambda x, i: torch.gather(x, 1, i))(x, _axon([[0], [0], [-1], [0]]))
+        _synchronized(_compile(lambda x, i: torch.gather(x, 1, i)), x, _axon([[0], [0], [-1], [0]]))
     with pytest.raises(IndexError, match=r"aten\.embedding\.default .*index out of range in self"):
-        _compile(lambda x, i: F.embedding(i, x))(x, _axon([4]))
+        _synchronized(_compile(lambda x, i: F.embedding(i, x)), x, _axon([4]))
     with pytest.raises(RuntimeError, match=r"aten\.index_add\.default \(lowered as aten\.index_put\.default\).*"
                                            r"index -1 is out of bounds for dimension 0 with size 4"):
-        _compile(lambda x, i: x.index_add(0, i, torch.ones(1, 5, device="axon")))(x, _axon([-1]))
+        _synchronized(_compile(lambda x, i: x.index_add(0, i, torch.ones(1, 5, device="axon"))), x, _axon([-1]))
     with pytest.raises(IndexError, match="tried to access index 20 on a tensor of 20 elements"):
-        _compile(lambda x, i: torch.take(x, i))(x, _axon([20]))
+        _synchronized(_compile(lambda x, i: torch.take(x, i)), x, _axon([20]))
     with pytest.raises(IndexError, match="Target 7 is out of bounds"):
-        _compile(lambda x, t: F.cross_entropy(x, t))(x, _axon([0, 1, 7, 2]))
+        _synchronized(_compile(lambda x, t: F.cross_entropy(x, t)), x, _axon([0, 1, 7, 2]))
 
 
 def test_scatter_with_bad_index_raises_instead_of_dropping_updates():
     x = torch.zeros(4, device="axon")
     add = _compile(lambda x, i, v: x.index_put((i,), v, accumulate=True))
     with pytest.raises(IndexError):
-        add(x, _axon([0, 6]), torch.ones(2, device="axon"))
+        _synchronized(add, x, _axon([0, 6]), torch.ones(2, device="axon"))
     scatter = _compile(lambda x, i, v: x.scatter_add(0, i, v))
     with pytest.raises(RuntimeError, match="index 4 is out of bounds"):
-        scatter(x, _axon([4, 0]), torch.ones(2, device="axon"))
+        _synchronized(scatter, x, _axon([4, 0]), torch.ones(2, device="axon"))
+
+
+@requires_not_blocking
+def test_a_graph_that_changes_no_input_reports_a_failed_check_without_making_the_call_wait():
+    # Reading the check table at the call made the host wait for the device after every checked partition
+    # (embedding and loss in a language model's forward); the report now runs behind it on the stream.
+    embed = _compile(lambda w, i: F.embedding(i, w) * 2)
+    w, good, bad = torch.randn(4, 5, device="axon"), _axon([1, 3]), _axon([1, 9])
+    torch.testing.assert_close(embed(w, good), F.embedding(good, w) * 2)
+    returned = threading.Event()
+    with closed_gate():
+        caller = threading.Thread(target=lambda: (embed(w, bad), returned.set()))
+        caller.start()
+        # The call cannot finish on the device while the gate is closed: it returns only if it does not wait.
+        assert returned.wait(timeout=60), "the compiled call waited for the device"
+    caller.join()
+    with pytest.raises(IndexError, match=r"aten\.embedding\.default .*index out of range in self\n"
+                                         r"\[axon\] raised by that kernel while it ran asynchronously"):
+        torch.axon.synchronize()
+    torch.axon.synchronize()  # reported once
+    torch.testing.assert_close(embed(w, good), F.embedding(good, w) * 2)
+
+
+def test_under_launch_blocking_a_failed_check_raises_at_the_call():
+    code = """
+import torch, torch.nn.functional as F
+embed = torch.compile(lambda w, i: F.embedding(i, w), backend="axon")
+w = torch.randn(4, 5, device="axon")
+embed(w, torch.tensor([1], device="axon"))
+try:
+    embed(w, torch.tensor([9], device="axon"))
+except IndexError as error:
+    print("raised at the call:", "index out of range in self" in str(error))
+"""
+    result = run_python(code, env={"AXON_LAUNCH_BLOCKING": "1"})
+    assert "raised at the call: True" in result.stdout, result.stdout + result.stderr
 
 
 def test_in_place_index_update_of_an_input_raises_and_leaves_it_unchanged():
@@ -161,7 +207,7 @@ def test_masked_scatter_with_too_short_source_raises():
     ok = _axon([1, 0, 1, 0, 1], torch.bool)
     torch.testing.assert_close(function(x, ok, source), x.masked_scatter(ok, source))
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
-        function(x, _axon([1, 1, 0, 1, 1], torch.bool), source)
+        _synchronized(function, x, _axon([1, 1, 0, 1, 1], torch.bool), source)
 
 
 def test_max_unpool_keeps_the_later_of_duplicate_indices():

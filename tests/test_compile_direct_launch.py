@@ -44,6 +44,22 @@ def test_row_major_calls_launch_without_the_general_path(general_calls):
     torch.testing.assert_close(first[0].cpu(), second[0].cpu())
 
 
+def test_calls_with_run_time_checks_launch_without_the_general_path(general_calls):
+    # Their check table is reported in stream order (csrc/core/stream_checks.h), so nothing is read back.
+    def function(weight, tokens):
+        return torch.nn.functional.embedding(tokens, weight).sum(1)
+
+    compiled = torch.compile(function, backend="axon", options={"strict": True})
+    weight, tokens = torch.randn(10, 4, device="axon"), torch.tensor([[1, 9], [0, 3]], device="axon")
+    for _ in range(3):
+        torch.testing.assert_close(compiled(weight, tokens).cpu(), function(weight.cpu(), tokens.cpu()))
+    assert general_calls["inputs"] == 0
+    compiled(weight, torch.tensor([[1, 10], [0, 3]], device="axon"))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.axon.synchronize()
+    assert general_calls["inputs"] == 0
+
+
 def test_calls_that_do_not_match_take_the_general_path(general_calls):
     def function(x):
         return torch.sin(x) * 2

@@ -10,6 +10,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/stream.h"
+#include "core/stream_checks.h"
 #include "host_execution/compiled_code_cores.h"
 #include "profiler/device_activity.h"
 #include "python/bindings.h"
@@ -95,6 +97,24 @@ class Executable {
   axon_executable handle_ = nullptr;
 };
 
+// The run-time checks of one executable (torch_axon/compile/compiled_partition.py), reported in stream order
+// (core/stream_checks.h): built once from (exception class name, message) pairs, called with each launch's table.
+class CheckReport {
+ public:
+  explicit CheckReport(const std::vector<std::pair<std::string, std::string>>& checks) {
+    auto built = std::make_shared<std::vector<StreamCheck>>();
+    for (const auto& [exception_name, message] : checks) {
+      built->push_back(StreamCheck{task_status_for_exception(exception_name), message});
+    }
+    checks_ = std::move(built);
+  }
+  void operator()(const at::Tensor& table) const { report_checks_in_stream_order(table, checks_); }
+  size_t size() const { return checks_->size(); }
+
+ private:
+  StreamChecks checks_;
+};
+
 // The common call of a compiled partition (torch_axon/compile/compiled_partition.py), checked and launched
 // without Python: its arguments match one specialization exactly (row-major tensors of its sizes and dtypes on
 // its device, equal Python numbers), its results are new row-major tensors, and each of the graph's outputs is
@@ -105,11 +125,14 @@ class DirectLaunch {
  public:
   // `arguments`: per argument, ("tensor", sizes, dtype) or ("number", value); `results`: (sizes, dtype) per
   // executable result; `outputs`: ("result", k) or ("argument", i) per graph output; `single`: the graph
-  // returns its one output alone, not in a tuple.
+  // returns its one output alone, not in a tuple; `checks`: the CheckReport of the executable's run-time checks,
+  // whose table is its last result, or None.
   DirectLaunch(py::object executable, const py::list& arguments, std::vector<int64_t> tensor_inputs,
-               const py::list& results, const py::list& outputs, bool single, std::string label)
+               const py::list& results, const py::list& outputs, bool single, std::string label, py::object checks)
       : executable_object_(std::move(executable)),
         executable_(executable_object_.cast<const Executable*>()),
+        checks_object_(std::move(checks)),
+        checks_(checks_object_.is_none() ? nullptr : checks_object_.cast<const CheckReport*>()),
         device_(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(executable_->device())),
         tensor_inputs_(std::move(tensor_inputs)),
         single_(single),
@@ -141,6 +164,7 @@ class DirectLaunch {
       outputs_.emplace_back(from_result, index);
     }
     TORCH_CHECK(!single_ || outputs_.size() == 1, "DirectLaunch: a single output needs exactly one");
+    if (checks_ != nullptr) results_.push_back(Result{{static_cast<int64_t>(checks_->size()), 2}, at::kLong});
   }
 
   py::object operator()(const py::args& args) const {
@@ -158,6 +182,7 @@ class DirectLaunch {
       bindings.push_back(axon_binding{results.back().data_ptr(), results.back().nbytes()});
     }
     executable_->launch_bindings(bindings, "main", label_);
+    if (checks_ != nullptr) (*checks_)(results.back());
     if (single_) return output(args, results, outputs_[0]);
     py::tuple delivered(outputs_.size());
     for (size_t index = 0; index < outputs_.size(); ++index) delivered[index] = output(args, results, outputs_[index]);
@@ -206,6 +231,8 @@ class DirectLaunch {
 
   py::object executable_object_;  // keeps the executable alive
   const Executable* executable_;
+  py::object checks_object_;  // keeps the check report alive
+  const CheckReport* checks_;
   c10::Device device_;
   std::vector<Argument> arguments_;
   std::vector<int64_t> tensor_inputs_;
@@ -227,10 +254,13 @@ void init_executables(py::module_& m) {
       .def("launch", &Executable::launch, py::arg("tensors"), py::arg("entry_point") = "main", py::arg("label") = "");
   py::class_<DirectLaunch>(m, "DirectLaunch")
       .def(py::init<py::object, const py::list&, std::vector<int64_t>, const py::list&, const py::list&, bool,
-                    std::string>(),
+                    std::string, py::object>(),
            py::arg("executable"), py::arg("arguments"), py::arg("tensor_inputs"), py::arg("results"),
-           py::arg("outputs"), py::arg("single"), py::arg("label"))
+           py::arg("outputs"), py::arg("single"), py::arg("label"), py::arg("checks") = py::none())
       .def("__call__", &DirectLaunch::operator());
+  py::class_<CheckReport>(m, "CheckReport")
+      .def(py::init<const std::vector<std::pair<std::string, std::string>>&>(), py::arg("checks"))
+      .def("__call__", &CheckReport::operator(), py::arg("table"));
 }
 
 }  // namespace axon

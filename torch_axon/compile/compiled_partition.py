@@ -15,11 +15,16 @@ makes the launch synchronous, and a failure inside it is reported like any
 failed kernel (at the next synchronizing call, or at once when blocking).
 
 Run-time checks (lowering/checks.py): an executable whose lowering added
-checks writes their table as its last result. Such a call reads it (a few
-bytes copied to the host, so it waits for the launch): a failed bounds check
-raises what the eager op raises (IndexError / RuntimeError, with the offending
-index), and a result only the CPU kernel's own algorithm decides (topk /
-unstable sort with ties) makes this call run the partition eagerly on axon instead.
+checks writes their table as its last result. A failed bounds check raises what
+the eager op raises (IndexError / RuntimeError, with the offending index). Where
+the graph changes no input's data and the driver runs host functions, the table
+is reported in stream order (csrc/core/stream_checks.h): the call returns
+without waiting and the error is raised by the next synchronizing call, as an
+eager kernel's own failure is (at once under AXON_LAUNCH_BLOCKING=1). Otherwise
+the call reads the table (a few bytes copied to the host, so it waits for the
+launch) and raises at once, before anything uses its results. A result only the
+CPU kernel's own algorithm decides (topk / unstable sort with ties) makes the
+call run the partition eagerly on axon instead, so such calls always read it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from . import bindings, executable, stage
 from .input_layout import input_layout
 from .lowering import LoweringError
 from .lowering.checks import RAISE
+
+_HOST_FUNCTIONS = 2  # AXON_CAPABILITY_HOST_FUNCTIONS (runtime/include/axon/device.h)
 
 _EAGER = object()
 _AS_IT_IS = "row-major"  # a tensor bound as it is, in a specialization key
@@ -72,19 +79,29 @@ class _Specialization:
     """One executable of a partition and what its calls need. `direct` (a torch_axon._C.DirectLaunch) is set
     when a call can bind its inputs as they are and its results as new row-major tensors, with nothing to
     read back: every argument a tensor or a number, every tensor input row-major on the executable's device
-    and not complex (whose conjugate and negative views need resolving), no result layout, no run-time
-    checks, each output a result or an argument. Such calls are checked and launched in C++; most calls of
-    small graphs are."""
+    and not complex (whose conjugate and negative views need resolving), no result layout, run-time checks
+    only if reported in stream order, each output a result or an argument. Such calls are checked and launched
+    in C++; most calls of small graphs are."""
 
-    def __init__(self, executable, lowered, key, name: str, arrangement: str):
+    def __init__(self, executable, lowered, key, name: str, arrangement: str, job: stage.Job):
         self.executable = executable
         self.lowered = lowered
         self.device = torch.device("axon", executable.device)
+        # Reports the run-time checks in stream order (the module's docstring says when), else None.
+        self.check_report = self._check_report(job)
         self.direct = self._direct_launch(key, name, arrangement)
+
+    def _check_report(self, job):
+        checks = self.lowered.checks
+        if not (checks and job.checks_in_stream_order and all(check.on_failure == RAISE for check in checks)
+                and _C._driver_capability(self.executable.device, _HOST_FUNCTIONS)):
+            return None
+        return _C.CheckReport([(check.error.__name__, check.text(job.graph)) for check in checks])
 
     def _direct_launch(self, key, name, arrangement):
         lowered = self.lowered
-        if lowered.checks or any(layout is not None for layout in lowered.output_layouts) or arrangement == "tree":
+        if ((lowered.checks and self.check_report is None) or arrangement == "tree"
+                or any(layout is not None for layout in lowered.output_layouts)):
             return None
         arguments = []
         for entry in key:
@@ -104,7 +121,7 @@ class _Specialization:
             outputs.append(("result" if kind == "tensor" else "argument", payload))
         results = [(list(meta.shape), meta.dtype) for meta in lowered.output_meta]
         return _C.DirectLaunch(self.executable, arguments, list(lowered.tensor_inputs), results, outputs,
-                               arrangement == "single", name)
+                               arrangement == "single", name, self.check_report)
 
 
 class CompiledPartition(torch.nn.Module):
@@ -159,7 +176,9 @@ class CompiledPartition(torch.nn.Module):
         inputs += bindings.start_bindings([layouts[i] for i in lowered.tensor_inputs], device)
         results, delivered = bindings.result_bindings(lowered, device)
         entry.executable.launch(inputs + results, "main", self.name)
-        if lowered.checks:
+        if entry.check_report is not None:
+            entry.check_report(results.pop())
+        elif lowered.checks:
             table = results.pop().tolist()
             if self._needs_eager(lowered.checks, table):
                 return self.graph_module(*args)
@@ -216,7 +235,7 @@ class CompiledPartition(torch.nn.Module):
         self.record.executables += 1
         self.record.runtime_checks += len(lowered.checks)
         self.record.compile_seconds += compiled.seconds
-        entry = _Specialization(compiled.executable, lowered, key, self.name, self._arrangement)
+        entry = _Specialization(compiled.executable, lowered, key, self.name, self._arrangement, self.job)
         self._store(key, entry)
         return entry
 

@@ -11,6 +11,7 @@ once per ATen graph, and the graph scope's partitioned stage leaves
 
 from __future__ import annotations
 
+import torch
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 from torch.fx._lazy_graph_module import _LazyGraphModule
@@ -40,7 +41,8 @@ def _aot_autograd(captured: GraphAndInputs, job):
     def compiler(suffix):
         def compile_graph(aten_module, aten_inputs):
             name = f"{job.graph}_{suffix}"
-            graph_job = job.replace(graph=name, record=report.new_graph(name))
+            graph_job = job.replace(graph=name, record=report.new_graph(name),
+                                    checks_in_stream_order=_changes_no_input(aten_module))
             partitioned = stage.run(graph_job, GRAPH, aten_module)["partitioned"]
             return make_boxed_func(_runner(partitioned))
 
@@ -50,6 +52,17 @@ def _aot_autograd(captured: GraphAndInputs, job):
                         inference_compiler=compiler("inference"),
                         decompositions=decompositions(kept=extern_kernels()))(captured.graph_module,
                                                                               captured.inputs)
+
+
+def _changes_no_input(aten_module) -> bool:
+    """Whether running an ATen graph leaves the data of every input as it was: no mutating op in it, and no
+    input mutation AOTAutograd applies after it (its metadata; unknown without one, so False)."""
+    context = torch._guards.TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None)
+    if metadata is None or any(info.mutates_data for info in metadata.input_info):
+        return False
+    return not any(isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable
+                   for node in aten_module.graph.nodes)
 
 
 def _runner(partitioned):

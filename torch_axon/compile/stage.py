@@ -48,6 +48,9 @@ class Job:
     record: Any = None                 # report.GraphRecord the stages are timed into (none in the Dynamo scope)
     label: str | None = None           # dump file stem of a specialization: "<partition>_<shape key>"
     device: int | None = None          # the axon device a specialization is compiled for
+    # Whether the graph's run-time checks may be reported in stream order (compiled_partition.py): running the
+    # graph changes no input's data, inside it or after it, so a failed check leaves nothing changed to undo.
+    checks_in_stream_order: bool = False
 
     def replace(self, **changes) -> Job:
         return dataclasses.replace(self, **changes)

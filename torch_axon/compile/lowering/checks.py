@@ -11,8 +11,9 @@
   partition eagerly on axon (the CPU kernel itself), so compiled results always equal eager ones.
 
 Each check is one int64 pair [position, value] (position -1: passed). All pairs leave the executable as
-one extra [checks, 2] output, which `CompiledPartition` reads after the call (compiled calls are
-host-synchronous): it raises the first failed bounds check as eager would, or reruns the partition.
+one extra [checks, 2] output, which `CompiledPartition` reports in stream order or reads after the call
+(compiled_partition.py says which): the first failed bounds check raises as eager would, or the partition
+reruns.
 """
 
 from __future__ import annotations
@@ -36,9 +37,13 @@ class RuntimeCheck:
     error: type = RuntimeError
     message: str = ""       # eager's message; {value} is the offending element
 
-    def exception(self, value: int, graph: str) -> Exception:
+    def text(self, graph: str) -> str:
+        """The error's message, with {value} standing for the offending element."""
         source = self.op if self.op == self.lowered else f"{self.op} (lowered as {self.lowered})"
-        return self.error(f"[axon compile] {source} in {graph}: {self.message.format(value=value)}")
+        return f"[axon compile] {source} in {graph}: {self.message}"
+
+    def exception(self, value: int, graph: str) -> Exception:
+        return self.error(self.text(graph).replace("{value}", str(value)))
 
 
 # ---- what eager raises, per op the user called --------------------------------------------------------
