@@ -25,14 +25,16 @@ import tempfile
 import time
 
 OPS = {
-    "add": "lambda a, b: a + b",
-    "mul_scalar": "lambda a, b: a * 1.5",
-    "mm": "lambda a, b: a @ b",
-    "softmax": "lambda a, b: a.softmax(-1)",
-    "layer_norm": "lambda a, b: torch.nn.functional.layer_norm(a, a.shape[-1:])",
-    "sum": "lambda a, b: a.sum(0)",
-    "gelu": "lambda a, b: torch.nn.functional.gelu(a)",
-    "add_ (in place)": "lambda a, b: a.add_(b)",
+    "add": "lambda a, b, i: a + b",
+    "mul_scalar": "lambda a, b, i: a * 1.5",
+    "mm": "lambda a, b, i: a @ b",
+    "softmax": "lambda a, b, i: a.softmax(-1)",
+    "layer_norm": "lambda a, b, i: torch.nn.functional.layer_norm(a, a.shape[-1:])",
+    "sum": "lambda a, b, i: a.sum(0)",
+    "gelu": "lambda a, b, i: torch.nn.functional.gelu(a)",
+    "add_ (in place)": "lambda a, b, i: a.add_(b)",
+    "embedding": "lambda a, b, i: torch.nn.functional.embedding(i, a)",
+    "index_select": "lambda a, b, i: a.index_select(1, i)",
 }
 
 
@@ -48,12 +50,13 @@ def first_calls() -> dict:
         function = eval(source, {"torch": torch})  # noqa: S307  the table above
         n = 64 + size  # a shape no other operator here uses
         a, b = torch.randn(n, n, device="axon"), torch.randn(n, n, device="axon")
+        i = torch.randint(0, n, (n,), device="axon")  # indices, for the indexing operators
         torch.axon.synchronize()
         start = time.perf_counter()
-        function(a, b)
+        function(a, b, i)
         torch.axon.synchronize()
         first = time.perf_counter() - start
-        call = functools.partial(function, a, b)
+        call = functools.partial(function, a, b, i)
         compiled = seconds_per_call(call, "axon", min_time=0.2)
         torch.axon.set_eager_kernels("host")
         host = seconds_per_call(call, "axon", min_time=0.2)

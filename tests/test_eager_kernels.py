@@ -206,6 +206,44 @@ def test_errors_are_raised_at_the_call():
         a @ b
 
 
+_INDEXING = {
+    "embedding": lambda w, i: torch.nn.functional.embedding(i, w),
+    "index_select": lambda w, i: w.index_select(0, i),
+    "index_select_dim1": lambda w, i: w.t().contiguous().index_select(1, i),
+    "gather": lambda w, i: torch.gather(w, 0, i.view(3, 1).expand(3, 4).contiguous()),
+    "take": lambda w, i: torch.take(w, i),
+    "index": lambda w, i: w[i],
+}
+
+
+@pytest.mark.parametrize("name", list(_INDEXING))
+def test_indexing_runs_compiled_and_a_bad_index_raises_the_cpus_error_at_the_next_synchronization(name):
+    # The program checks its indices and the host reads that table in stream order (csrc/core/stream_checks.h),
+    # so indexing runs on the device too: on the PJRT driver, embedding lookups had to stage through the host.
+    function = _INDEXING[name]
+    weight = torch.randn(10, 4)
+    good, bad = torch.tensor([1, 9, 0]), torch.tensor([1, 99, 0])
+    torch.testing.assert_close(function(weight.to("axon"), good.to("axon")).cpu(), function(weight, good))
+    assert stats()["launches"] == 1, stats()
+    with pytest.raises((IndexError, RuntimeError)) as on_the_cpu:
+        function(weight, bad)
+    function(weight.to("axon"), bad.to("axon"))  # the same call shape: the same program
+    with pytest.raises(on_the_cpu.type) as on_axon:
+        torch.axon.synchronize()
+    assert str(on_the_cpu.value).splitlines()[0] in str(on_axon.value), (str(on_the_cpu.value), str(on_axon.value))
+    assert stats()["launches"] == 2, stats()
+
+
+def test_in_place_indexing_with_a_bad_index_stays_a_host_kernel():
+    # Compiled, its in-range writes would land before the error; the CPU kernel's own checks decide instead.
+    from torch_axon.compile import eager_kernels
+
+    target = torch.zeros(5, device="axon")
+    target.index_add_(0, torch.tensor([0, 4], device="axon"), torch.ones(2, device="axon"))
+    torch.testing.assert_close(target.cpu(), torch.tensor([1.0, 0, 0, 0, 1]))
+    assert "cannot report in stream order" in str(eager_kernels.declined["aten::index_add_"]), eager_kernels.report()
+
+
 def test_a_failing_lowerer_warns_and_leaves_the_call_to_host_kernels(monkeypatch):
     from torch_axon.compile import eager_kernels
 

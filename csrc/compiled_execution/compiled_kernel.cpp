@@ -421,10 +421,19 @@ bool launch_compiled_kernel(const c10::OperatorHandle& op, const OperatorPlan& p
     const at::Tensor& tensor = result.toTensor();
     bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
   }
+  at::Tensor check_table;
+  if (kernel->checks) {
+    check_table = at::empty({static_cast<int64_t>(kernel->checks->size()), 2},
+                            at::TensorOptions().dtype(at::kLong).device(device));
+    bindings.push_back(axon_binding{check_table.data_ptr(), check_table.nbytes()});
+  }
   const ActivityLabelScope named([&] { return "compiled_kernel<" + op.schema().name() + ">"; });
   AXON_CHECK(
       axon_stream_launch_executable(stream, kernel->executable, "main", bindings.data(), bindings.size(), nullptr, 0),
       op.schema().name().c_str());
+  // A failed check raises at the next synchronizing call, as a host kernel's own error does. The table's memory
+  // goes back to the allocator at once: reused only by work queued after the report, on this stream.
+  if (kernel->checks) report_checks_in_stream_order(check_table, kernel->checks);
   ++launches;
   return true;
 }

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "axon/executable.h"
+#include "core/stream_checks.h"
 #include "ops/operator_plan.h"
 
 namespace axon {
@@ -69,6 +70,10 @@ struct LoweredKernel {
   // the call shape). Otherwise the dtype of each floating value's operand:
   // one program serves every value.
   std::vector<c10::ScalarType> operand_dtypes;
+  // The program's run-time checks (index bounds), whose [checks, 2] table it
+  // writes as one more result, reported in stream order
+  // (core/stream_checks.h); null when it has none.
+  StreamChecks checks;
 };
 
 // The lowerer's answer: a kernel, or host kernels for this call shape, or

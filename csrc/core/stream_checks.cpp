@@ -44,6 +44,15 @@ axon_status run_report(void* data, char* message) {
 
 void release_report(void* data) { delete static_cast<PendingReport*>(data); }
 
+axon_status failure_status(const std::string& exception_name) {
+  if (exception_name == "IndexError") return AXON_ERROR_TASK_OUT_OF_RANGE;
+  if (exception_name == "ValueError") return AXON_ERROR_TASK_INVALID_ARGUMENT;
+  if (exception_name == "TypeError") return AXON_ERROR_TASK_WRONG_TYPE;
+  if (exception_name == "NotImplementedError") return AXON_ERROR_TASK_UNSUPPORTED;
+  if (exception_name == "LinAlgError") return AXON_ERROR_TASK_NUMERICAL;
+  return AXON_ERROR_TASK_FAILED;
+}
+
 }  // namespace
 
 void report_checks_in_stream_order(const at::Tensor& table, const StreamChecks& checks) {
@@ -64,13 +73,12 @@ void report_checks_in_stream_order(const at::Tensor& table, const StreamChecks& 
              "queuing the report of run-time checks");
 }
 
-axon_status task_status_for_exception(const std::string& exception_name) {
-  if (exception_name == "IndexError") return AXON_ERROR_TASK_OUT_OF_RANGE;
-  if (exception_name == "ValueError") return AXON_ERROR_TASK_INVALID_ARGUMENT;
-  if (exception_name == "TypeError") return AXON_ERROR_TASK_WRONG_TYPE;
-  if (exception_name == "NotImplementedError") return AXON_ERROR_TASK_UNSUPPORTED;
-  if (exception_name == "LinAlgError") return AXON_ERROR_TASK_NUMERICAL;
-  return AXON_ERROR_TASK_FAILED;
+StreamChecks stream_checks(const std::vector<std::pair<std::string, std::string>>& exception_and_message) {
+  auto checks = std::make_shared<std::vector<StreamCheck>>();
+  for (const auto& [exception_name, message] : exception_and_message) {
+    checks->push_back(StreamCheck{failure_status(exception_name), message});
+  }
+  return checks;
 }
 
 }  // namespace axon

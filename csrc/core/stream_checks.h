@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "axon/status.h"
@@ -42,9 +43,12 @@ using StreamChecks = std::shared_ptr<const std::vector<StreamCheck>>;
 // work writes) against `checks`, in order: the first failed one is reported.
 void report_checks_in_stream_order(const at::Tensor& table, const StreamChecks& checks);
 
-// The status naming the failure kind of a Python exception class name
-// ("IndexError" -> AXON_ERROR_TASK_OUT_OF_RANGE ...; others
-// AXON_ERROR_TASK_FAILED, raised as RuntimeError).
-axon_status task_status_for_exception(const std::string& exception_name);
+// Checks from (Python exception class name, message) pairs, as the compile
+// path describes them (torch_axon/compile/lowering/checks.py). Each is
+// reported with the status of its exception's kind: "IndexError" as
+// AXON_ERROR_TASK_OUT_OF_RANGE, "ValueError", "TypeError",
+// "NotImplementedError" and "LinAlgError" as theirs, any other as
+// AXON_ERROR_TASK_FAILED (a RuntimeError).
+StreamChecks stream_checks(const std::vector<std::pair<std::string, std::string>>& exception_and_message);
 
 }  // namespace axon

@@ -20,7 +20,8 @@ namespace axon {
 namespace {
 
 // Wraps a Python callable lower(name, overload, args, results, device) ->
-// (executable, input positions, operand dtypes) | None (not this call
+// (executable, input positions, operand dtypes, run-time checks as
+// (exception class name, message) pairs) | None (not this call
 // shape) | False (not this operator) as the provider's lowerer. A
 // Python exception declines the call shape (host kernels run it) with one
 // warning naming the operator: a lowering bug must not fail a correct call.
@@ -43,8 +44,9 @@ KernelLowerer python_lowerer(py::object callable) {
       const py::object answer = (*held)(op.schema().name(), op.schema().overload_name(), py_args, py_results, device);
       if (answer.is_none()) return LoweringAnswer{};
       if (py::isinstance<py::bool_>(answer)) return LoweringAnswer{std::nullopt, !answer.cast<bool>()};
-      auto [executable, inputs, operands] =
-          answer.cast<std::tuple<py::object, std::vector<int>, std::vector<std::string>>>();
+      auto [executable, inputs, operands, checks] =
+          answer.cast<std::tuple<py::object, std::vector<int>, std::vector<std::string>,
+                                 std::vector<std::pair<std::string, std::string>>>>();
       // The cache keeps the driver handle for the life of the process: so does this never-released
       // reference to its owner, even through Python's finalization.
       executable.inc_ref();
@@ -54,6 +56,7 @@ KernelLowerer python_lowerer(py::object callable) {
         TORCH_CHECK(dtype == "float32" || dtype == "float64", "[axon] operand dtype must be float32 or float64");
         kernel.operand_dtypes.push_back(dtype == "float32" ? at::kFloat : at::kDouble);
       }
+      if (!checks.empty()) kernel.checks = stream_checks(checks);
       return LoweringAnswer{std::move(kernel)};
     } catch (const std::exception& error) {  // a Python exception, or an answer of the wrong shape
       TORCH_WARN("[axon] compiling ", op.schema().name(),

@@ -101,13 +101,8 @@ class Executable {
 // (core/stream_checks.h): built once from (exception class name, message) pairs, called with each launch's table.
 class CheckReport {
  public:
-  explicit CheckReport(const std::vector<std::pair<std::string, std::string>>& checks) {
-    auto built = std::make_shared<std::vector<StreamCheck>>();
-    for (const auto& [exception_name, message] : checks) {
-      built->push_back(StreamCheck{task_status_for_exception(exception_name), message});
-    }
-    checks_ = std::move(built);
-  }
+  explicit CheckReport(const std::vector<std::pair<std::string, std::string>>& checks)
+      : checks_(stream_checks(checks)) {}
   void operator()(const at::Tensor& table) const { report_checks_in_stream_order(table, checks_); }
   size_t size() const { return checks_->size(); }
 

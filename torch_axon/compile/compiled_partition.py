@@ -42,8 +42,6 @@ from .input_layout import input_layout
 from .lowering import LoweringError
 from .lowering.checks import RAISE
 
-_HOST_FUNCTIONS = 2  # AXON_CAPABILITY_HOST_FUNCTIONS (runtime/include/axon/device.h)
-
 _EAGER = object()
 _AS_IT_IS = "row-major"  # a tensor bound as it is, in a specialization key
 
@@ -94,7 +92,7 @@ class _Specialization:
     def _check_report(self, job):
         checks = self.lowered.checks
         if not (checks and job.checks_in_stream_order and all(check.on_failure == RAISE for check in checks)
-                and _C._driver_capability(self.executable.device, _HOST_FUNCTIONS)):
+                and executable.reports_checks_in_stream_order(self.executable.device)):
             return None
         return _C.CheckReport([(check.error.__name__, check.text(job.graph)) for check in checks])
 

@@ -10,8 +10,10 @@ and lowered with its table (lowering/), so an op compiles here exactly when `tor
 would lower it: `gelu_backward` or `addcdiv` become the elementwise ops they decompose into. In-place
 overloads (`add_`) lower their functional twin (`add`), whose result the launch writes into `self`. Calls
 the table cannot express exactly are declined: operators without a lowering (for every call shape at once),
-lowerings that need run-time checks (bounds, ties: those raise or decide on the host), results whose dtype
-or shape differ from the call's.
+lowerings whose run-time checks cannot be reported in stream order (ties, which decide on the host; index
+bounds of in-place calls, or on a driver without host functions), results whose dtype or shape differ from
+the call's. A call's failed bounds check raises the CPU kernel's exception at the next synchronizing call, as
+a host kernel's own failure does.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import torch.fx
 
 from . import executable
 from .lowering import LoweringError
+from .lowering.checks import RAISE
 from .lowering.graph import lower_graph
 from .lowering.registry import lowering_for
 
@@ -135,7 +138,12 @@ def _traced_graph(target, schema, args, input_orders, result_orders) -> torch.fx
         return tuple(r if _is_identity(order) else r.permute(order) for r, order in zip(results, result_orders))
 
     inputs = [t.permute(order) for t, order in zip(_flatten_tensors(args), input_orders)]
-    return make_fx(call, decomposition_table=_decompositions(), tracing_mode="fake")(*inputs)
+    graph_module = make_fx(call, decomposition_table=_decompositions(), tracing_mode="fake")(*inputs)
+    # Every node comes from the one call, whose errors its run-time checks raise (take's, not index's).
+    for node in graph_module.graph.nodes:
+        if node.op == "call_function":
+            node.meta.setdefault("original_aten", target)
+    return graph_module
 
 
 _table = None
@@ -208,8 +216,8 @@ def _decline(name: str, reason: str, whole_operator: bool = False):
 
 
 def lower(name: str, overload: str, args: list, results: list, device: int):
-    """(executable, bound inputs, operand dtypes); None to leave this call shape to host kernels;
-    False to leave the whole operator to them.
+    """(executable, bound inputs, operand dtypes, run-time checks); None to leave this call shape to host
+    kernels; False to leave the whole operator to them.
 
     `args` are the call's arguments in schema order (axon tensors, Python values); `results` the tensors
     the launch must write, in the operator's return order (for in-place ops, `self`). The bound inputs are
@@ -253,7 +261,17 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     inputs, count = positions["inputs"], positions["count"]
     bound = [inputs[p] if p < len(inputs) else count + p - len(inputs) for p in lowered.tensor_inputs]
     # The executable object itself: C++ keeps a reference to it for the life of the process.
-    return program.executable, bound, [str(d).removeprefix("torch.") for d in dtypes]
+    checks = [(check.error.__name__, f"{name}: {check.message}") for check in lowered.checks]
+    return program.executable, bound, [str(d).removeprefix("torch.") for d in dtypes], checks
+
+
+def _checks_reportable(checks, in_place: bool, device: torch.device) -> bool:
+    """Whether a program's run-time checks can be reported as a host kernel reports its own failure, at the
+    next synchronizing call (csrc/core/stream_checks.h): each raises (ties, which rerun on the host, cannot),
+    the call writes none of its operands (a failed in-place call would leave them changed where the CPU
+    kernel leaves them as they were), and the driver runs host functions."""
+    return (not in_place and all(check.on_failure == RAISE for check in checks)
+            and executable.reports_checks_in_stream_order(device.index))
 
 
 def _lower_call(target, args, results, operands: bool, in_place: bool):
@@ -283,8 +301,8 @@ def _lower_call(target, args, results, operands: bool, in_place: bool):
         lowered = lower_graph(graph_module, bound)
     except (LoweringError, NotImplementedError, RuntimeError, TypeError, ValueError, IndexError) as error:
         raise _Declined(f"lowering: {type(error).__name__}") from None
-    if lowered.checks:
-        raise _Declined("needs run-time checks")
+    if lowered.checks and not _checks_reportable(lowered.checks, in_place, device):
+        raise _Declined("needs run-time checks it cannot report in stream order")
     if any(layout is not None for layout in lowered.input_layouts):
         raise _Declined("reads a strided input")  # the C++ side binds the operands as they are
     if lowered.outputs != [("tensor", i) for i in range(len(results))]:
