@@ -244,6 +244,16 @@ def test_in_place_indexing_with_a_bad_index_stays_a_host_kernel():
     assert "cannot report in stream order" in str(eager_kernels.declined["aten::index_add_"]), eager_kernels.report()
 
 
+def test_indexing_into_an_out_tensor_stays_a_host_kernel():
+    # out= is the caller's tensor: compiled, it would hold the in-range rows when the error comes.
+    from torch_axon.compile import eager_kernels
+
+    weight, out = torch.randn(10, 4, device="axon"), torch.zeros(2, 4, device="axon")
+    torch.index_select(weight, 0, torch.tensor([1, 3], device="axon"), out=out)
+    torch.testing.assert_close(out.cpu(), weight.cpu()[[1, 3]])
+    assert "cannot report in stream order" in str(eager_kernels.declined["aten::index_select"]), eager_kernels.report()
+
+
 def test_a_failing_lowerer_warns_and_leaves_the_call_to_host_kernels(monkeypatch):
     from torch_axon.compile import eager_kernels
 

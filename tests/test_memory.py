@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import run_python
+from conftest import requires_not_blocking, run_python
 
 import torch_axon
 
@@ -238,3 +238,17 @@ def test_per_process_memory_fraction_limits_reserved_bytes_like_cuda():
     finally:
         torch.axon.set_per_process_memory_fraction(1.0, 0)
     torch.empty(quarter * 2, dtype=torch.uint8, device="axon:0")  # no limit any more
+
+
+@requires_not_blocking
+def test_empty_cache_raises_a_pending_kernel_error_instead_of_dropping_it():
+    # Releasing cached blocks waits for the device, which takes its pending failure: dropped, a failed index
+    # check (eager or compiled) would never be raised.
+    x = torch.randn(4, 3, device="axon")
+    cached = x.new_empty(4096)
+    del cached  # a cached block, so that empty_cache has something to release and waits
+    torch.index_select(x, 0, torch.tensor([0, 7], device="axon"))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.axon.empty_cache()
+    torch.axon.synchronize()  # raised once
+    assert torch.axon.memory_reserved() <= torch.axon.memory_allocated() + 4096

@@ -28,12 +28,16 @@ std::string describe_task_failure(const char* context, axon_status status, const
 
 void throw_status(axon_status status, const char* context) {
   const char* detail = axon_last_error_message();
+  throw_status(status, context, detail == nullptr ? std::string() : std::string(detail));
+}
+
+void throw_status(axon_status status, const char* context, const std::string& detail) {
   std::string message = std::string("[axon] ") + context + " failed (" + axon_status_name(status) + ")";
-  if (detail != nullptr && detail[0] != '\0') {
+  if (!detail.empty()) {
     message += ": ";
     message += detail;
   }
-  if (axon_status_is_task_failure(status) && detail != nullptr) {
+  if (axon_status_is_task_failure(status) && !detail.empty()) {
     // A kernel's own error, of the kind the kernel named (host_execution/stream_launch.cpp).
     message = describe_task_failure(context, status, detail);
   }

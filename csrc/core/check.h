@@ -9,12 +9,19 @@
 
 #include <c10/util/Exception.h>
 
+#include <string>
+
 #include "axon/runtime.h"
 
 namespace axon {
 
 // Throws for any status but AXON_SUCCESS; `context` names the operation.
 [[noreturn]] void throw_status(axon_status status, const char* context);
+
+// The same with the driver's detail given: for a status whose detail the
+// caller kept while it made other driver calls (the detail lasts until the
+// thread's next call).
+[[noreturn]] void throw_status(axon_status status, const char* context, const std::string& detail);
 
 }  // namespace axon
 

@@ -6,6 +6,7 @@
 #include <new>
 #include <set>
 #include <sstream>
+#include <string>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -577,7 +578,9 @@ class DeviceCache {
   }
 
   // Caller holds mutex_. Waits for the device so no queued work still
-  // touches a block, then returns every idle block to the driver.
+  // touches a block, then returns every idle block to the driver. The wait
+  // takes the device's pending task failure (a kernel's error, a failed
+  // run-time check): raised here once the blocks are freed, not lost.
   void release_cached_blocks() {
     for (auto& entry : pending_) {
       axon_event_synchronize(entry.first);
@@ -587,7 +590,8 @@ class DeviceCache {
     if (free_blocks_.empty()) {
       return;
     }
-    axon_device_synchronize(device_);
+    const axon_status waited = axon_device_synchronize(device_);
+    const std::string failure = axon_status_is_task_failure(waited) ? axon_last_error_message() : "";
     stats_.num_sync_all_streams += 1;
     for (Block* block : free_blocks_) {
       memory_history_record(device_, MemoryAction::segment_free, address_of(block), block->size, block->stream_id,
@@ -601,6 +605,8 @@ class DeviceCache {
       delete block;
     }
     free_blocks_.clear();
+    if (axon_status_is_task_failure(waited))
+      throw_status(waited, "synchronizing the device to release cached memory", failure);
   }
 
   double fraction_ = 1.0;

@@ -17,6 +17,7 @@ namespace {
 struct PendingReport {
   std::vector<int64_t> table;
   StreamChecks checks;
+  bool ran = false;  // set by the host function, once the copy into `table` has landed
 };
 
 std::string with_value(std::string message, int64_t value) {
@@ -31,7 +32,8 @@ std::string with_value(std::string message, int64_t value) {
 
 // Runs on the device once the copy has landed; only reads host memory.
 axon_status run_report(void* data, char* message) {
-  const auto* report = static_cast<const PendingReport*>(data);
+  auto* report = static_cast<PendingReport*>(data);
+  report->ran = true;
   const std::vector<StreamCheck>& checks = *report->checks;
   for (size_t check = 0; check < checks.size(); ++check) {
     if (report->table[2 * check] < 0) continue;
@@ -42,7 +44,14 @@ axon_status run_report(void* data, char* message) {
   return AXON_SUCCESS;
 }
 
-void release_report(void* data) { delete static_cast<PendingReport*>(data); }
+// A report whose host function never ran (its launch failed, or shutdown
+// discarded it) may still have its copy queued, which would write into freed
+// memory: such a report is left allocated (16 bytes per check, only on those
+// failure paths).
+void release_report(void* data) {
+  auto* report = static_cast<PendingReport*>(data);
+  if (report->ran) delete report;
+}
 
 axon_status failure_status(const std::string& exception_name) {
   if (exception_name == "IndexError") return AXON_ERROR_TASK_OUT_OF_RANGE;

@@ -247,7 +247,8 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     attempts = [True, False] if floats and all(_generic(value) for value in floats) else [False]
     for operands in attempts:
         try:
-            lowered, dtypes = _lower_call(target, args, results, operands, in_place=not outs and name.endswith("_"))
+            lowered, dtypes = _lower_call(target, args, results, operands, in_place=not outs and name.endswith("_"),
+                                          writes_operands=bool(outs) or name.endswith("_"))
             break
         except _Declined as declined_call:
             if not operands:
@@ -265,17 +266,18 @@ def lower(name: str, overload: str, args: list, results: list, device: int):
     return program.executable, bound, [str(d).removeprefix("torch.") for d in dtypes], checks
 
 
-def _checks_reportable(checks, in_place: bool, device: torch.device) -> bool:
+def _checks_reportable(checks, writes_operands: bool, device: torch.device) -> bool:
     """Whether a program's run-time checks can be reported as a host kernel reports its own failure, at the
     next synchronizing call (csrc/core/stream_checks.h): each raises (ties, which rerun on the host, cannot),
-    the call writes none of its operands (a failed in-place call would leave them changed where the CPU
-    kernel leaves them as they were), and the driver runs host functions."""
-    return (not in_place and all(check.on_failure == RAISE for check in checks)
+    the call writes none of the caller's tensors (an in-place call's `self` or its `out=` tensors would hold
+    the program's in-range writes when the error comes), and the driver runs host functions."""
+    return (not writes_operands and all(check.on_failure == RAISE for check in checks)
             and executable.reports_checks_in_stream_order(device.index))
 
 
-def _lower_call(target, args, results, operands: bool, in_place: bool):
-    """(LoweredGraph, operand dtypes) of the call; raises _Declined."""
+def _lower_call(target, args, results, operands: bool, in_place: bool, writes_operands: bool):
+    """(LoweredGraph, operand dtypes) of the call; raises _Declined. `writes_operands`: the results are the
+    caller's tensors (in place or out=), not new ones."""
     inputs = _flatten_tensors(args)
     input_orders = [_memory_order(t) for t in inputs]
     result_orders = [_memory_order(r) for r in results]
@@ -301,7 +303,7 @@ def _lower_call(target, args, results, operands: bool, in_place: bool):
         lowered = lower_graph(graph_module, bound)
     except (LoweringError, NotImplementedError, RuntimeError, TypeError, ValueError, IndexError) as error:
         raise _Declined(f"lowering: {type(error).__name__}") from None
-    if lowered.checks and not _checks_reportable(lowered.checks, in_place, device):
+    if lowered.checks and not _checks_reportable(lowered.checks, writes_operands, device):
         raise _Declined("needs run-time checks it cannot report in stream order")
     if any(layout is not None for layout in lowered.input_layouts):
         raise _Declined("reads a strided input")  # the C++ side binds the operands as they are
