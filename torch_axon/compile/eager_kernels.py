@@ -11,9 +11,9 @@ would lower it: `gelu_backward` or `addcdiv` become the elementwise ops they dec
 overloads (`add_`) lower their functional twin (`add`), whose result the launch writes into `self`. Calls
 the table cannot express exactly are declined: operators without a lowering (for every call shape at once),
 lowerings whose run-time checks cannot be reported in stream order (ties, which decide on the host; index
-bounds of in-place calls, or on a driver without host functions), results whose dtype or shape differ from
-the call's. A call's failed bounds check raises the CPU kernel's exception at the next synchronizing call, as
-a host kernel's own failure does.
+bounds of calls that write the caller's tensors, in place or out=, or on a driver without host functions),
+results whose dtype or shape differ from the call's. A call's failed bounds check raises the CPU kernel's
+exception at the next synchronizing call, as a host kernel's own failure does.
 """
 
 from __future__ import annotations

@@ -68,13 +68,13 @@ def supported(device: int) -> bool:
     return _C._executable_format_supported(device, SOURCE_FORMAT)
 
 
+_HOST_FUNCTIONS = 2  # AXON_CAPABILITY_HOST_FUNCTIONS, runtime/include/axon/device.h
+
+
 def reports_checks_in_stream_order(device: int) -> bool:
     """Whether `device`'s driver runs host functions (AXON_CAPABILITY_HOST_FUNCTIONS), which report an
     executable's run-time checks in stream order (csrc/core/stream_checks.h)."""
     return _C._driver_capability(device, _HOST_FUNCTIONS)
-
-
-_HOST_FUNCTIONS = 2  # AXON_CAPABILITY_HOST_FUNCTIONS, runtime/include/axon/device.h
 
 
 def compile_module(text: str, device: int, options: str = "") -> Compiled:
