@@ -25,6 +25,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+import torch
+
 from .. import _C
 from . import report
 
@@ -68,13 +70,10 @@ def supported(device: int) -> bool:
     return _C._executable_format_supported(device, SOURCE_FORMAT)
 
 
-_HOST_FUNCTIONS = 2  # AXON_CAPABILITY_HOST_FUNCTIONS, runtime/include/axon/device.h
-
-
 def reports_checks_in_stream_order(device: int) -> bool:
     """Whether `device`'s driver runs host functions (AXON_CAPABILITY_HOST_FUNCTIONS), which report an
     executable's run-time checks in stream order (csrc/core/stream_checks.h)."""
-    return _C._driver_capability(device, _HOST_FUNCTIONS)
+    return torch.axon.driver_capabilities(device)["host_functions"]
 
 
 def compile_module(text: str, device: int, options: str = "") -> Compiled:

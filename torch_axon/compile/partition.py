@@ -199,7 +199,7 @@ def separate_returned_views(graph_module: torch.fx.GraphModule) -> int:
     rewired = 0
     for view in list(views):
         for user in list(view.users):
-            if user.op == "output" or user in views or user in copies.values() or _mutates(user) or _eager(user):
+            if user.op == "output" or user in views or user in copies.values() or mutates(user) or _eager(user):
                 continue
             user.replace_input_with(view, copy_of(view))
             rewired += 1
@@ -216,7 +216,8 @@ def _eager(node: torch.fx.Node) -> bool:
     return node.target in extern_kernels() or lowering_for(node.target) is None
 
 
-def _mutates(node: torch.fx.Node) -> bool:
+def mutates(node: torch.fx.Node) -> bool:
+    """Whether `node` is an operator that writes one of its arguments."""
     return isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable
 
 

@@ -19,7 +19,7 @@ from torch.fx._lazy_graph_module import _LazyGraphModule
 from . import dump, executable, passes, placement, report, stage
 from .decompositions import decompositions
 from .lowering import lower_graph
-from .partition import extern_kernels
+from .partition import extern_kernels, mutates
 from .stage import DYNAMO, GRAPH, SPECIALIZATION, GraphAndInputs, Stage
 
 
@@ -61,8 +61,7 @@ def _changes_no_input(aten_module) -> bool:
     metadata = getattr(context, "fw_metadata", None)
     if metadata is None or any(info.mutates_data for info in metadata.input_info):
         return False
-    return not any(isinstance(node.target, torch._ops.OpOverload) and node.target._schema.is_mutable
-                   for node in aten_module.graph.nodes)
+    return not any(mutates(node) for node in aten_module.graph.nodes)
 
 
 def _runner(partitioned):
