@@ -48,6 +48,7 @@ def large_cases(device: str) -> dict:
     index = torch.randint(0, 4096, (4096, 1024), device=device)
     source = torch.randn(4096, 1024, device=device)
     optimizer, optimizer_bytes = adamw_over_transformer_weights(device)
+    attention_step, attention_flops = causal_attention_forward_and_backward(device)
     return {
         "add 8M (GB/s)": (lambda: x + y, 3 * 4 * n / 1e9),
         "mul_ in place 8M (GB/s)": (lambda: x.mul_(1.0000001), 2 * 4 * n / 1e9),
@@ -72,6 +73,7 @@ def large_cases(device: str) -> dict:
         "randint 1M (GB/s)": (lambda: torch.randint(0, 100, (1 << 20,), device=device), 8 * (1 << 20) / 1e9),
         "dropout 8M (GB/s)": (lambda: F.dropout(x, 0.1, training=True), 2 * 4 * n / 1e9),
         "AdamW step 3.2M params (GB/s)": (optimizer.step, optimizer_bytes / 1e9),
+        "causal attention fwd+bwd 8x4x128x64 (GFLOP/s)": (attention_step, attention_flops / 1e9),
     }
 
 
@@ -86,6 +88,22 @@ def adamw_over_transformer_weights(device: str):
         param.grad = torch.randn_like(param)
     optimizer = torch.optim.AdamW(params, lr=1e-4)
     return optimizer, 7 * 4 * sum(param.numel() for param in params)
+
+
+def causal_attention_forward_and_backward(device: str):
+    """scaled_dot_product_attention with a causal mask at bench/training.py's GPT sizes (batch 8, 4 heads,
+    128 tokens, 64 per head), forward and backward; and its nominal work: the seven matrix products of a
+    forward (scores, output) and a backward (scores again, and the four gradients' products), each
+    2·B·H·L²·D flops, halved for the mask."""
+    batch, heads, length, size = 8, 4, 128, 64
+    q, k, v = (torch.randn(batch, heads, length, size, device=device, requires_grad=True) for _ in range(3))
+    grad = torch.randn(batch, heads, length, size, device=device)
+
+    def step():
+        q.grad = k.grad = v.grad = None
+        F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)
+
+    return step, 7 * 2 * batch * heads * length * length * size / 2
 
 
 def measure(device: str) -> dict[str, float]:

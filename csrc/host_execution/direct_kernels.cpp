@@ -21,6 +21,7 @@
 
 #include "core/device.h"
 #include "host_execution/cuda_dtypes.h"
+#include "host_execution/direct_attention.h"
 #include "host_execution/direct_launch.h"
 #include "host_execution/direct_pooling.h"
 #include "host_execution/direct_upsampling.h"
@@ -310,7 +311,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 21> kDirectKernels = {{
+constexpr std::array<DirectKernel, 23> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -332,6 +333,8 @@ constexpr std::array<DirectKernel, 21> kDirectKernels = {{
     {"_upsample_nearest_exact2d", &register_kernel<&direct_upsample_nearest_exact2d>},
     {"upsample_nearest2d_backward", &register_kernel<&direct_upsample_nearest2d_backward>},
     {"_upsample_nearest_exact2d_backward", &register_kernel<&direct_upsample_nearest_exact2d_backward>},
+    {"_scaled_dot_product_flash_attention_for_cpu", &register_kernel<&direct_flash_attention>},
+    {"_scaled_dot_product_flash_attention_for_cpu_backward", &register_kernel<&direct_flash_attention_backward>},
 }};
 
 }  // namespace

@@ -13,7 +13,9 @@
 // the current stream over aliases the worker makes (DeferredAliases);
 // pooling and nearest resizing (direct_pooling.h, direct_upsampling.h) queue
 // axon's own kernels instead, several times faster than the CPU's and equal
-// to them bit for bit. Tiny elementwise calls on an idle device are computed
+// to them bit for bit; the CPU's flash attention operators queue axon's
+// block kernels (direct_attention.h), faster at short sequences and equal
+// to them within float rounding. Tiny elementwise calls on an idle device are computed
 // at once on the calling thread instead (inline_kernels.h); the in-place
 // arithmetic kernels (add_, sub_, mul_, div_) take only that case, with a
 // Python number.

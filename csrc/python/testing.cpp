@@ -21,6 +21,7 @@
 #include "core/device.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
+#include "host_execution/attention_blocks.h"
 #include "host_execution/compiled_code_cores.h"
 #include "host_execution/direct_kernels.h"
 #include "host_execution/element_loop_proofs.h"
@@ -131,6 +132,9 @@ void init_testing(py::module_& m) {
   testing.def("set_element_loops_enabled", &set_element_loops_enabled, py::arg("enabled"),
               "False: chains run the CPU kernels tile by tile, for comparisons");
   testing.def("element_loops_enabled", &element_loops_enabled);
+  testing.def("set_attention_blocks_enabled", &set_attention_blocks_enabled, py::arg("enabled"),
+              "False: flash attention runs the CPU's kernels (host_execution/attention_blocks.h), for comparisons");
+  testing.def("attention_blocks_available", &attention_blocks_available);
   py::enum_<ElementOp>(testing, "ElementOp")
       .value("add_scalar", ElementOp::kAddScalar)
       .value("add_list", ElementOp::kAddList)

@@ -1,0 +1,133 @@
+#include "host_execution/direct_attention.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+
+#include <array>
+#include <cmath>
+#include <utility>
+
+#include "host_execution/attention_blocks.h"
+#include "host_execution/direct_launch.h"
+
+namespace axon {
+namespace {
+
+using direct::DirectOperator;
+
+// A float [batch, heads, rows, columns] axon operand whose columns are
+// adjacent and whose rows do not overlap (what a GEMM's leading dimension
+// needs).
+bool block_operand(const at::Tensor& t) {
+  return direct::direct_operand(t) && t.scalar_type() == at::kFloat && t.dim() == 4 && t.stride(3) == 1 &&
+         t.stride(2) >= t.size(3);
+}
+
+AttentionOperand operand_of(const at::Tensor& t) {
+  return {t.mutable_data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
+}
+
+AttentionRowValues rows_of(const at::Tensor& t) {
+  return {t.mutable_data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
+}
+
+// The geometry of a call axon's block kernels take, or nothing: query
+// [B, H, L, D], key and value [B, H, S, D] (the CPU refuses other value
+// widths) on one axon device the host addresses, no dropout, no mask, and
+// sizes the kernels fit.
+std::optional<AttentionGeometry> block_geometry(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                                double dropout_p, bool is_causal,
+                                                const std::optional<at::Tensor>& attn_mask,
+                                                std::optional<double> scale) {
+  if (dropout_p != 0.0 || (attn_mask.has_value() && attn_mask->defined()) || !attention_blocks_available()) {
+    return std::nullopt;
+  }
+  if (!block_operand(query) || !block_operand(key) || !block_operand(value)) return std::nullopt;
+  if (key.device() != query.device() || value.device() != query.device() || !direct::direct_device(query.device())) {
+    return std::nullopt;
+  }
+  const int64_t batch = query.size(0), heads = query.size(1);
+  if (key.size(0) != batch || value.size(0) != batch || key.size(1) != heads || value.size(1) != heads ||
+      key.size(3) != query.size(3) || value.size(3) != query.size(3) || value.size(2) != key.size(2)) {
+    return std::nullopt;
+  }
+  // The CPU's scale: the given one, else 1/√D, worked out in double and used as float.
+  const double factor = scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(query.size(3)));
+  AttentionGeometry geometry{};
+  geometry.batch = batch;
+  geometry.heads = heads;
+  geometry.query_length = query.size(2);
+  geometry.key_length = key.size(2);
+  geometry.head_dim = query.size(3);
+  geometry.value_dim = value.size(3);
+  geometry.causal = is_causal;
+  geometry.scale = static_cast<float>(factor);
+  const AttentionOperand operands[] = {operand_of(query), operand_of(key), operand_of(value)};
+  const AttentionOperand* pointers[] = {&operands[0], &operands[1], &operands[2]};
+  if (!attention_blocks_fit(geometry, pointers, 3)) return std::nullopt;
+  return geometry;
+}
+
+// A tensor of `like`'s sizes laid out as the CPU's flash backward lays out
+// its gradients: [B, L, H, D] in memory, seen as [B, H, L, D].
+at::Tensor heads_interleaved_like(const at::Tensor& like) {
+  return at::empty({like.size(0), like.size(2), like.size(1), like.size(3)}, like.options()).transpose(1, 2);
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& query, const at::Tensor& key,
+                                                          const at::Tensor& value, double dropout_p, bool is_causal,
+                                                          const std::optional<at::Tensor>& attn_mask,
+                                                          std::optional<double> scale) {
+  static const DirectOperator op("_scaled_dot_product_flash_attention_for_cpu");
+  if (const auto geometry = block_geometry(query, key, value, dropout_p, is_causal, attn_mask, scale)) {
+    const c10::DeviceGuard guard(query.device());
+    // The CPU's layouts: the output is empty_like(query); the log-sum-exp [B, L, H] in memory.
+    at::Tensor output = at::empty_like(query);
+    at::Tensor lse = at::empty({query.size(0), query.size(2), query.size(1)}, query.options()).transpose(1, 2);
+    direct::queue_over_aliases<5>(op.kernel_name(), query.device(), {&query, &key, &value, &output, &lse},
+                                  [g = *geometry](std::array<at::Tensor, 5>& t) {
+                                    attention_forward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]),
+                                                             operand_of(t[3]), rows_of(t[4]));
+                                  });
+    return {std::move(output), std::move(lse)};
+  }
+  torch::jit::Stack results = op.generic_results(query, key, value, dropout_p, is_causal, attn_mask, scale);
+  return {std::move(results[0]).toTensor(), std::move(results[1]).toTensor()};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> direct_flash_attention_backward(
+    const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+    const at::Tensor& out, const at::Tensor& logsumexp, double dropout_p, bool is_causal,
+    const std::optional<at::Tensor>& attn_mask, std::optional<double> scale) {
+  static const DirectOperator op("_scaled_dot_product_flash_attention_for_cpu_backward");
+  const auto geometry = block_geometry(query, key, value, dropout_p, is_causal, attn_mask, scale);
+  // The gradient and the forward's output: [B, H, L, D] as the forward's; its log-sum-exp: float [B, H, L].
+  const auto forward_shaped = [&](const at::Tensor& t) {
+    return block_operand(t) && t.device() == query.device() && t.size(0) == query.size(0) &&
+           t.size(1) == query.size(1) && t.size(2) == query.size(2) && t.size(3) == value.size(3);
+  };
+  if (geometry && forward_shaped(grad_out) && forward_shaped(out) && direct::direct_operand(logsumexp) &&
+      logsumexp.scalar_type() == at::kFloat && logsumexp.device() == query.device() &&
+      logsumexp.sizes().equals({query.size(0), query.size(1), query.size(2)})) {
+    const c10::DeviceGuard guard(query.device());
+    at::Tensor grad_query = heads_interleaved_like(query);
+    at::Tensor grad_key = heads_interleaved_like(key);
+    at::Tensor grad_value = heads_interleaved_like(value);
+    direct::queue_over_aliases<9>(
+        op.kernel_name(), query.device(),
+        {&grad_out, &query, &key, &value, &out, &logsumexp, &grad_query, &grad_key, &grad_value},
+        [g = *geometry](std::array<at::Tensor, 9>& t) {
+          attention_backward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]), operand_of(t[3]),
+                                    operand_of(t[4]), rows_of(t[5]), operand_of(t[6]), operand_of(t[7]),
+                                    operand_of(t[8]));
+        });
+    return {std::move(grad_query), std::move(grad_key), std::move(grad_value)};
+  }
+  torch::jit::Stack results =
+      op.generic_results(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+  return {std::move(results[0]).toTensor(), std::move(results[1]).toTensor(), std::move(results[2]).toTensor()};
+}
+
+}  // namespace axon

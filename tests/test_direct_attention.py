@@ -1,0 +1,174 @@
+"""Axon's block kernels for attention (csrc/host_execution/attention_blocks.h), behind the CPU's flash
+attention operators that scaled_dot_product_attention calls (direct_attention.h).
+
+They compute the same softmax attention as the CPU's flash kernels in another summation order, so values
+are compared with a float64 reference and with the CPU at float32 rounding, and layouts (the output's,
+the log-sum-exp's, the gradients') must be the CPU's exactly. Each case also checks that the block kernels
+took the call (the direct launch counter), so that a case cannot pass by having been left to the CPU's
+kernels; and the calls they do not take still raise the CPU's errors at the call.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_axon
+
+aten = torch.ops.aten
+testing = torch_axon._C._testing
+
+pytestmark = pytest.mark.skipif(not testing.attention_blocks_available(), reason="PyTorch built without MKL")
+
+
+def launches():
+    return testing.direct_kernel_launches()
+
+
+def draw(*shape, seed):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def reference(q, k, v, causal, scale):
+    """Softmax attention in float64 with the CPU's causal alignment (query row i sees keys 0..i)."""
+    q, k, v = (t.double() for t in (q, k, v))
+    scores = q @ k.transpose(-1, -2) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))
+    if causal:
+        scores = scores.masked_fill(torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).triu(1), -math.inf)
+    return scores.softmax(-1) @ v, scores.logsumexp(-1)
+
+
+def attention_on(device, q, k, v, causal, scale, grad):
+    """Output, log-sum-exp and the three gradients from the flash operators on `device`."""
+    q, k, v, grad = (t.to(device) for t in (q, k, v, grad))
+    out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, scale=scale)
+    grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(grad, q, k, v, out, lse, 0.0, causal,
+                                                                      scale=scale)
+    return out, lse, grads
+
+
+SHAPES = [
+    # batch, heads, query rows, keys, head size
+    (8, 4, 128, 128, 64),   # the GPT of bench/training.py
+    (2, 3, 5, 5, 4),        # fewer rows than a block
+    (1, 2, 70, 40, 16),     # more queries than keys: later rows see every key under the causal mask
+    (1, 2, 40, 70, 16),     # more keys than queries
+    (2, 1, 33, 33, 8),      # a block boundary plus one row
+    (1, 1, 1, 1024, 32),    # one query row, the longest key sequence the blocks take
+]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_values_and_layouts_match_the_cpu(shape, causal):
+    batch, heads, rows, keys, size = shape
+    q, k, v = draw(batch, heads, rows, size, seed=1), draw(batch, heads, keys, size, seed=2), draw(
+        batch, heads, keys, size, seed=3)
+    grad = draw(batch, heads, rows, size, seed=4)
+    before = launches()
+    out, lse, grads = attention_on("axon", q, k, v, causal, None, grad)
+    assert launches() - before == 2
+    cpu_out, cpu_lse, cpu_grads = attention_on("cpu", q, k, v, causal, None, grad)
+    expected_out, expected_lse = reference(q, k, v, causal, None)
+    for got, cpu in zip((out, lse, *grads), (cpu_out, cpu_lse, *cpu_grads)):
+        assert got.device.type == "axon" and got.stride() == cpu.stride() and got.shape == cpu.shape
+        torch.testing.assert_close(got.cpu(), cpu, rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(out.cpu().double(), expected_out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lse.cpu().double(), expected_lse, rtol=1e-5, atol=1e-5)
+
+
+def test_a_gpts_views_of_one_projection_and_autograd():
+    """q, k and v as views of one [B, T, 3·W] projection (rows 3·W apart), the output read back through
+    transpose; gradients by autograd through scaled_dot_product_attention, with an explicit scale."""
+    batch, length, heads, size = 2, 48, 3, 8
+    projection = draw(batch, length, 3 * heads * size, seed=5)
+
+    def run(device):
+        p = projection.to(device).requires_grad_()
+        q, k, v = (t.view(batch, length, heads, size).transpose(1, 2) for t in p.split(heads * size, dim=2))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
+        out.transpose(1, 2).reshape(batch, length, -1).square().sum().backward()
+        return out, p.grad
+
+    testing.set_attention_blocks_enabled(False)
+    try:
+        before = launches()
+        run("axon")
+        without_blocks = launches() - before
+    finally:
+        testing.set_attention_blocks_enabled(True)
+    before = launches()
+    out, grad = run("axon")
+    assert launches() - before == without_blocks + 2  # the forward and the backward
+    cpu_out, cpu_grad = run("cpu")
+    assert out.stride() == cpu_out.stride()
+    torch.testing.assert_close(out.cpu(), cpu_out, rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(grad.cpu(), cpu_grad, rtol=2e-5, atol=2e-5)
+
+
+def test_rows_of_infinite_scores_give_the_cpus_values():
+    """A row whose scores are all -inf or NaN is the CPU's "fully masked" row: zeros, log-sum-exp 0.
+    NaN values and infinite scores elsewhere give NaN where the CPU's do."""
+    q, k, v = draw(1, 1, 6, 4, seed=6), draw(1, 1, 6, 4, seed=7), draw(1, 1, 6, 4, seed=8)
+    masked_row = q.clone()
+    masked_row[0, 0, 0] = -math.inf  # row 0 sees only key 0 under the causal mask: a NaN score
+    nan_value = v.clone()
+    nan_value[0, 0, 1, 2] = math.nan
+    infinite_key = k.clone()
+    infinite_key[0, 0, 3, 0] = -math.inf
+    for q_, k_, v_ in ((masked_row, k, v), (q, k, nan_value), (q, infinite_key, v)):
+        for causal in (False, True):
+            got = aten._scaled_dot_product_flash_attention_for_cpu(q_.to("axon"), k_.to("axon"), v_.to("axon"),
+                                                                     0.0, causal)
+            expected = aten._scaled_dot_product_flash_attention_for_cpu(q_, k_, v_, 0.0, causal)
+            for g, e in zip(got, expected):
+                torch.testing.assert_close(g.cpu(), e, rtol=2e-5, atol=2e-5, equal_nan=True)
+
+
+def test_calls_the_blocks_decline_run_the_cpus_kernels():
+    """An explicit mask, float64, and more keys than the blocks take: the CPU's flash kernels, same values."""
+    q, k, v = (draw(1, 2, 8, 4, seed=s) for s in (9, 10, 11))
+    mask = torch.zeros(8, 8).masked_fill(torch.ones(8, 8, dtype=torch.bool).triu(1), -math.inf)
+    long_k, long_v = draw(1, 2, 1025, 4, seed=12), draw(1, 2, 1025, 4, seed=13)
+    declined = [
+        ((q, k, v), {"attn_mask": mask}),
+        ((q.double(), k.double(), v.double()), {}),
+        ((q, long_k, long_v), {}),
+    ]
+    for tensors, options in declined:
+        on_axon = [t.to("axon") for t in tensors]
+        axon_options = {name: t.to("axon") for name, t in options.items()}
+        before = launches()
+        got = aten._scaled_dot_product_flash_attention_for_cpu(*on_axon, 0.0, False, **axon_options)
+        assert launches() == before
+        expected = aten._scaled_dot_product_flash_attention_for_cpu(*tensors, 0.0, False, **options)
+        for g, e in zip(got, expected):
+            assert g.stride() == e.stride()
+            torch.testing.assert_close(g.cpu(), e, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("case", ["dropout", "value width"])
+def test_calls_the_cpu_refuses_raise_its_error_at_the_call(case):
+    q, k, v = draw(1, 2, 8, 4, seed=17), draw(1, 2, 8, 4, seed=18), draw(1, 2, 8, 4, seed=19)
+    dropout = 0.5 if case == "dropout" else 0.0
+    if case == "value width":
+        v = draw(1, 2, 8, 6, seed=20)
+    with pytest.raises(RuntimeError) as cpu_error:
+        aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout, False)
+    with pytest.raises(RuntimeError) as axon_error:
+        aten._scaled_dot_product_flash_attention_for_cpu(q.to("axon"), k.to("axon"), v.to("axon"), dropout, False)
+    assert str(cpu_error.value).splitlines()[0] in str(axon_error.value)
+
+
+def test_the_switch_for_comparisons_hands_calls_to_the_cpus_kernels():
+    q, k, v = (draw(1, 2, 8, 4, seed=s).to("axon") for s in (21, 22, 23))
+    testing.set_attention_blocks_enabled(False)
+    try:
+        before = launches()
+        off = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)[0]
+        assert launches() == before
+    finally:
+        testing.set_attention_blocks_enabled(True)
+    on = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)[0]
+    torch.testing.assert_close(on.cpu(), off.cpu(), rtol=2e-5, atol=2e-5)
