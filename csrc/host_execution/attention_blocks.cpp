@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "host_execution/one_host_thread.h"
+#include "host_execution/per_instruction_set.h"
 
 // MKL's Fortran-interface single-precision GEMM (32-bit integers) and its
 // vector exp, both exported by libtorch_cpu where PyTorch is built with MKL.
@@ -23,12 +24,6 @@ void vmsExp(int n, const float* in, float* out, long long mode) __attribute__((w
 
 namespace axon {
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define AXON_PER_INSTRUCTION_SET __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define AXON_PER_INSTRUCTION_SET
-#endif
 
 // Query rows per block: large enough that the products run near the host's
 // GEMM speed, small enough that a causal block skips most masked keys.

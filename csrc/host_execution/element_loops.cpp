@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "host_execution/per_instruction_set.h"
+
 // This file is compiled with -ffp-contract=off and -fno-math-errno
 // (csrc/CMakeLists.txt): products and sums stay separately rounded unless a
 // candidate asks for a fused multiply-add, and square roots vectorize.
@@ -19,15 +21,9 @@ void vmdSqrt(int n, const double* in, double* out, long long mode) __attribute__
 namespace axon {
 namespace {
 
-// One copy of each loop per instruction set, picked when the library loads
-// (the extension is built for baseline x86-64, which has no fused
-// multiply-add instruction: there __builtin_fma is a library call, just as
-// exact).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define AXON_PER_INSTRUCTION_SET __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define AXON_PER_INSTRUCTION_SET
-#endif
+// The loops are compiled per instruction set (per_instruction_set.h). The
+// baseline x86-64 copy has no fused multiply-add instruction: there
+// __builtin_fma is a library call, just as exact.
 
 inline float fused_multiply_add(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 inline double fused_multiply_add(double a, double b, double c) { return __builtin_fma(a, b, c); }

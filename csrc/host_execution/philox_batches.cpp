@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "host_execution/per_instruction_set.h"
+
 namespace axon {
 namespace {
 
@@ -122,14 +124,9 @@ inline void normal_batch(uint32_t key0, uint32_t key1, uint64_t first_block, flo
 
 }  // namespace
 
-// One copy of each function below per instruction set, picked when the
-// library loads: the extension is built for baseline x86-64, where these
-// loops run four lanes wide at most (and Philox's 64-bit products not at all).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define AXON_PER_INSTRUCTION_SET __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define AXON_PER_INSTRUCTION_SET
-#endif
+// The functions below are compiled per instruction set (per_instruction_set.h):
+// in the baseline x86-64 copy these loops run four lanes wide at most (and
+// Philox's 64-bit products not at all).
 
 AXON_PER_INSTRUCTION_SET
 void philox_blocks(uint64_t seed, uint64_t first_block, int64_t count, uint32_t* const lanes[4]) {
