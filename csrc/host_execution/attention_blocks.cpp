@@ -126,11 +126,8 @@ void score_gradient_row(float* grad_probabilities, const float* probabilities, i
   }
 }
 
-const float* row_pointer(const AttentionOperand& t, int64_t batch, int64_t head, int64_t row) {
-  return t.data + batch * t.batch_stride + head * t.head_stride + row * t.row_stride;
-}
-
-float* mutable_row_pointer(const AttentionOperand& t, int64_t batch, int64_t head, int64_t row) {
+template <class Element>
+Element* row_pointer(const AttentionMatrices<Element>& t, int64_t batch, int64_t head, int64_t row) {
   return t.data + batch * t.batch_stride + head * t.head_stride + row * t.row_stride;
 }
 
@@ -146,20 +143,20 @@ bool attention_blocks_available() {
 
 void set_attention_blocks_enabled(bool enabled) { blocks_enabled.store(enabled, std::memory_order_relaxed); }
 
-bool attention_blocks_fit(const AttentionGeometry& g, const AttentionOperand* const* operands, int count) {
+bool attention_blocks_fit(const AttentionGeometry& g, std::initializer_list<int64_t> row_strides) {
   if (g.batch < 1 || g.heads < 1 || g.query_length < 1 || g.key_length < 1 || g.head_dim < 1 || g.value_dim < 1) {
     return false;
   }
   if (g.key_length > kAttentionBlocksMaxKeyLength || !fits_int(g.head_dim) || !fits_int(g.value_dim)) return false;
-  for (int i = 0; i < count; ++i) {
-    if (!fits_int(operands[i]->row_stride)) return false;
+  for (const int64_t stride : row_strides) {
+    if (!fits_int(stride)) return false;
   }
   return true;
 }
 
 void attention_forward_blocks(const AttentionGeometry& g, const AttentionOperand& query, const AttentionOperand& key,
-                              const AttentionOperand& value, const AttentionOperand& output,
-                              const AttentionRowValues& row_lse) {
+                              const AttentionOperand& value, const AttentionResult& output,
+                              const AttentionResult& row_lse) {
   const int64_t blocks = (g.query_length + kQueryBlock - 1) / kQueryBlock;
   const int64_t units = g.batch * g.heads * blocks;
   at::parallel_for(0, units, 1, [&](int64_t begin, int64_t end) {
@@ -174,7 +171,7 @@ void attention_forward_blocks(const AttentionGeometry& g, const AttentionOperand
       for (int64_t i = 0; i < rows; ++i) visible[i] = visible_keys(g, first + i, keys);
       gemm_rows(false, true, rows, keys, g.head_dim, g.scale, row_pointer(query, batch, head, first), query.row_stride,
                 row_pointer(key, batch, head, 0), key.row_stride, 0.0f, scores.data(), keys);
-      float* lse = mutable_row_pointer(row_lse, batch, head, first);
+      float* lse = row_pointer(row_lse, batch, head, first);
       for (int64_t i = 0; i < rows; ++i) {
         float* row = scores.data() + i * keys;
         const float largest = row_max(row, visible[i]);
@@ -191,7 +188,7 @@ void attention_forward_blocks(const AttentionGeometry& g, const AttentionOperand
         lse[i * row_lse.row_stride] = largest + std::log(sum);
         inverse_sum[i] = 1.0f / sum;
       }
-      float* out = mutable_row_pointer(output, batch, head, first);
+      float* out = row_pointer(output, batch, head, first);
       gemm_rows(false, false, rows, g.value_dim, keys, 1.0f, scores.data(), keys, row_pointer(value, batch, head, 0),
                 value.row_stride, 0.0f, out, output.row_stride);
       for (int64_t i = 0; i < rows; ++i) scale_row(out + i * output.row_stride, g.value_dim, inverse_sum[i]);
@@ -202,8 +199,8 @@ void attention_forward_blocks(const AttentionGeometry& g, const AttentionOperand
 void attention_backward_blocks(const AttentionGeometry& g, const AttentionOperand& grad_output,
                                const AttentionOperand& query, const AttentionOperand& key,
                                const AttentionOperand& value, const AttentionOperand& output,
-                               const AttentionRowValues& row_lse, const AttentionOperand& grad_query,
-                               const AttentionOperand& grad_key, const AttentionOperand& grad_value) {
+                               const AttentionOperand& row_lse, const AttentionResult& grad_query,
+                               const AttentionResult& grad_key, const AttentionResult& grad_value) {
   // The key and value gradients of a head sum over all its query blocks, so a
   // head is one thread's work.
   at::parallel_for(0, g.batch * g.heads, 1, [&](int64_t begin, int64_t end) {
@@ -214,8 +211,8 @@ void attention_backward_blocks(const AttentionGeometry& g, const AttentionOperan
     for (int64_t unit = begin; unit < end; ++unit) {
       const int64_t head = unit % g.heads, batch = unit / g.heads;
       for (int64_t row = 0; row < g.key_length; ++row) {
-        std::fill_n(mutable_row_pointer(grad_key, batch, head, row), g.head_dim, 0.0f);
-        std::fill_n(mutable_row_pointer(grad_value, batch, head, row), g.value_dim, 0.0f);
+        std::fill_n(row_pointer(grad_key, batch, head, row), g.head_dim, 0.0f);
+        std::fill_n(row_pointer(grad_value, batch, head, row), g.value_dim, 0.0f);
       }
       for (int64_t first = 0; first < g.query_length; first += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, g.query_length - first);
@@ -232,7 +229,7 @@ void attention_backward_blocks(const AttentionGeometry& g, const AttentionOperan
         for (int64_t i = 0; i < rows; ++i) exponentials(p + i * keys, visible[i], keys, lse[i * row_lse.row_stride]);
         // dV += Pᵀ dO; dP = dO Vᵀ.
         gemm_rows(true, false, keys, g.value_dim, rows, 1.0f, p, keys, grad_out, grad_output.row_stride, 1.0f,
-                  mutable_row_pointer(grad_value, batch, head, 0), grad_value.row_stride);
+                  row_pointer(grad_value, batch, head, 0), grad_value.row_stride);
         gemm_rows(false, true, rows, keys, g.value_dim, 1.0f, grad_out, grad_output.row_stride, v, value.row_stride,
                   0.0f, ds, keys);
         const float* out = row_pointer(output, batch, head, first);
@@ -242,9 +239,9 @@ void attention_backward_blocks(const AttentionGeometry& g, const AttentionOperan
         }
         // dQ = dS K; dK += dSᵀ Q.
         gemm_rows(false, false, rows, g.head_dim, keys, 1.0f, ds, keys, k, key.row_stride, 0.0f,
-                  mutable_row_pointer(grad_query, batch, head, first), grad_query.row_stride);
+                  row_pointer(grad_query, batch, head, first), grad_query.row_stride);
         gemm_rows(true, false, keys, g.head_dim, rows, 1.0f, ds, keys, q, query.row_stride, 1.0f,
-                  mutable_row_pointer(grad_key, batch, head, 0), grad_key.row_stride);
+                  row_pointer(grad_key, batch, head, 0), grad_key.row_stride);
       }
     }
   });

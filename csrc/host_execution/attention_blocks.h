@@ -22,21 +22,23 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace axon {
 
-// One float operand of shape [batch, heads, rows, columns] whose columns
-// are adjacent in memory (stride 1); the other strides in elements.
-struct AttentionOperand {
-  float* data;
+// Float matrices of shape [batch, heads, rows, columns] whose columns are
+// adjacent in memory (stride 1); the other strides in elements. `Element`
+// is const float for what the kernels read, float for what they write. A
+// log-sum-exp, [batch, heads, query rows], is matrices of one column.
+template <class Element>
+struct AttentionMatrices {
+  Element* data;
   int64_t batch_stride;
   int64_t head_stride;
   int64_t row_stride;
 };
-
-// The log-sum-exp of each query row, [batch, heads, query rows]: an operand
-// of one column.
-using AttentionRowValues = AttentionOperand;
+using AttentionOperand = AttentionMatrices<const float>;
+using AttentionResult = AttentionMatrices<float>;
 
 struct AttentionGeometry {
   int64_t batch;
@@ -63,21 +65,21 @@ bool attention_blocks_available();
 // for comparisons (tests, benchmarks).
 void set_attention_blocks_enabled(bool enabled);
 
-// Whether the geometry's sizes fit these kernels (lengths within the limit,
-// leading dimensions a 32-bit GEMM takes).
-bool attention_blocks_fit(const AttentionGeometry& geometry, const AttentionOperand* const* operands, int count);
+// Whether the geometry's sizes and the operands' row strides fit these
+// kernels (keys within the limit, leading dimensions a 32-bit GEMM takes).
+bool attention_blocks_fit(const AttentionGeometry& geometry, std::initializer_list<int64_t> row_strides);
 
 // output = softmax(scale · q kᵀ, masked) v; row_lse = the log-sum-exp of each
 // row's scaled, masked scores.
 void attention_forward_blocks(const AttentionGeometry& geometry, const AttentionOperand& query,
-                              const AttentionOperand& key, const AttentionOperand& value,
-                              const AttentionOperand& output, const AttentionRowValues& row_lse);
+                              const AttentionOperand& key, const AttentionOperand& value, const AttentionResult& output,
+                              const AttentionResult& row_lse);
 
 // The gradients of the forward above, given its output and log-sum-exp.
 void attention_backward_blocks(const AttentionGeometry& geometry, const AttentionOperand& grad_output,
                                const AttentionOperand& query, const AttentionOperand& key,
                                const AttentionOperand& value, const AttentionOperand& output,
-                               const AttentionRowValues& row_lse, const AttentionOperand& grad_query,
-                               const AttentionOperand& grad_key, const AttentionOperand& grad_value);
+                               const AttentionOperand& row_lse, const AttentionResult& grad_query,
+                               const AttentionResult& grad_key, const AttentionResult& grad_value);
 
 }  // namespace axon

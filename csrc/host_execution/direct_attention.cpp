@@ -23,11 +23,13 @@ bool block_operand(const at::Tensor& t) {
          t.stride(2) >= t.size(3);
 }
 
+// The worker's aliases as the block kernels' operands (read) and results
+// (written); a log-sum-exp [B, H, L] is matrices of one column.
 AttentionOperand operand_of(const at::Tensor& t) {
-  return {t.mutable_data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
+  return {t.const_data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
 }
 
-AttentionRowValues rows_of(const at::Tensor& t) {
+AttentionResult result_of(const at::Tensor& t) {
   return {t.mutable_data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
 }
 
@@ -62,9 +64,7 @@ std::optional<AttentionGeometry> block_geometry(const at::Tensor& query, const a
   geometry.value_dim = value.size(3);
   geometry.causal = is_causal;
   geometry.scale = static_cast<float>(factor);
-  const AttentionOperand operands[] = {operand_of(query), operand_of(key), operand_of(value)};
-  const AttentionOperand* pointers[] = {&operands[0], &operands[1], &operands[2]};
-  if (!attention_blocks_fit(geometry, pointers, 3)) return std::nullopt;
+  if (!attention_blocks_fit(geometry, {query.stride(2), key.stride(2), value.stride(2)})) return std::nullopt;
   return geometry;
 }
 
@@ -89,7 +89,7 @@ std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& quer
     direct::queue_over_aliases<5>(op.kernel_name(), query.device(), {&query, &key, &value, &output, &lse},
                                   [g = *geometry](std::array<at::Tensor, 5>& t) {
                                     attention_forward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]),
-                                                             operand_of(t[3]), rows_of(t[4]));
+                                                             result_of(t[3]), result_of(t[4]));
                                   });
     return {std::move(output), std::move(lse)};
   }
@@ -120,8 +120,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> direct_flash_attention_backward(
         {&grad_out, &query, &key, &value, &out, &logsumexp, &grad_query, &grad_key, &grad_value},
         [g = *geometry](std::array<at::Tensor, 9>& t) {
           attention_backward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]), operand_of(t[3]),
-                                    operand_of(t[4]), rows_of(t[5]), operand_of(t[6]), operand_of(t[7]),
-                                    operand_of(t[8]));
+                                    operand_of(t[4]), operand_of(t[5]), result_of(t[6]), result_of(t[7]),
+                                    result_of(t[8]));
         });
     return {std::move(grad_query), std::move(grad_key), std::move(grad_value)};
   }
