@@ -172,3 +172,35 @@ def test_the_switch_for_comparisons_hands_calls_to_the_cpus_kernels():
         testing.set_attention_blocks_enabled(True)
     on = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)[0]
     torch.testing.assert_close(on.cpu(), off.cpu(), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("scale, causal", [(math.nan, False), (math.inf, False), (0.0, True), (-0.5, True)])
+def test_scales_the_blocks_cannot_take_keep_the_cpus_values(scale, causal):
+    """The block kernels take the scale as their products' alpha: a scale that is not finite, and a causal
+    call's scale of 0 or less (where the CPU's kernel gives NaN), go to the CPU's kernels."""
+    q, k, v = (draw(1, 1, 16, 8, seed=s) for s in (24, 25, 26))
+    before = launches()
+    got = aten._scaled_dot_product_flash_attention_for_cpu(q.to("axon"), k.to("axon"), v.to("axon"), 0.0, causal,
+                                                           scale=scale)
+    assert launches() == before
+    expected = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, scale=scale)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g.cpu(), e, equal_nan=True)
+
+
+def test_a_gradient_whose_row_stride_no_gemm_takes_goes_to_the_cpus_kernel():
+    """A size-1 query dimension may carry any stride; one past 32 bits is no GEMM leading dimension."""
+    q, k, v = draw(1, 2, 1, 16, seed=27), draw(1, 2, 40, 16, seed=28), draw(1, 2, 40, 16, seed=29)
+    gradient = draw(32, seed=30)
+    results = {}
+    for device in ("cpu", "axon"):
+        q_, k_, v_ = (t.to(device) for t in (q, k, v))
+        out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q_, k_, v_, 0.0, False)
+        grad_out = gradient.to(device).as_strided((1, 2, 1, 16), (32, 16, 2**32 + 1, 1))
+        before = launches()
+        results[device] = aten._scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q_, k_, v_, out, lse,
+                                                                                     0.0, False)
+        if device == "axon":
+            assert launches() == before
+    for g, e in zip(results["axon"], results["cpu"]):
+        torch.testing.assert_close(g.cpu(), e, rtol=2e-5, atol=2e-5)

@@ -53,8 +53,11 @@ std::optional<AttentionGeometry> block_geometry(const at::Tensor& query, const a
       key.size(3) != query.size(3) || value.size(3) != query.size(3) || value.size(2) != key.size(2)) {
     return std::nullopt;
   }
-  // The CPU's scale: the given one, else 1/√D, worked out in double and used as float.
+  // The CPU's scale: the given one, else 1/√D, worked out in double and used as float. A scale that is not
+  // finite, and a causal call's scale of 0 or less (the CPU's kernel multiplies its masked -inf by the scale
+  // and returns NaN there), stay the CPU's: the products here take the scale as their alpha.
   const double factor = scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(query.size(3)));
+  if (!std::isfinite(static_cast<float>(factor)) || (is_causal && !(factor > 0.0))) return std::nullopt;
   AttentionGeometry geometry{};
   geometry.batch = batch;
   geometry.heads = heads;
@@ -108,7 +111,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> direct_flash_attention_backward(
     return block_operand(t) && t.device() == query.device() && t.size(0) == query.size(0) &&
            t.size(1) == query.size(1) && t.size(2) == query.size(2) && t.size(3) == value.size(3);
   };
-  if (geometry && forward_shaped(grad_out) && forward_shaped(out) && direct::direct_operand(logsumexp) &&
+  if (geometry && forward_shaped(grad_out) && forward_shaped(out) &&
+      attention_blocks_fit(*geometry, {grad_out.stride(2), out.stride(2)}) && direct::direct_operand(logsumexp) &&
       logsumexp.scalar_type() == at::kFloat && logsumexp.device() == query.device() &&
       logsumexp.sizes().equals({query.size(0), query.size(1), query.size(2)})) {
     const c10::DeviceGuard guard(query.device());
