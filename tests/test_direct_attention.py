@@ -204,3 +204,45 @@ def test_a_gradient_whose_row_stride_no_gemm_takes_goes_to_the_cpus_kernel():
             assert launches() == before
     for g, e in zip(results["axon"], results["cpu"]):
         torch.testing.assert_close(g.cpu(), e, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("empty", ["heads", "query rows", "keys"])
+def test_calls_with_nothing_to_attend_return_zeros_where_the_cpus_kernel_divides_by_zero(empty, dtype):
+    """No heads, query rows or keys: the CPU's kernel dies of SIGFPE. Every query row then sees no key, which
+    the CPU's kernels answer as a fully masked row (zeros, log-sum-exp 0); gradients are zeros. Layouts are
+    those the CPU's operators give (output empty_like(query), the rest [B, L, H, D] in memory)."""
+    heads, rows, keys = {"heads": (0, 4, 4), "query rows": (2, 0, 4), "keys": (2, 4, 0)}[empty]
+    q = torch.randn(1, heads, rows, 8, dtype=dtype, device="axon")
+    k, v = (torch.randn(1, heads, keys, 8, dtype=dtype, device="axon") for _ in range(2))
+    out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)
+    grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(torch.ones_like(out), q, k, v, out, lse, 0.0,
+                                                                      True)
+    assert out.shape == q.shape and out.stride() == q.stride() and not out.cpu().any()
+    assert lse.dtype == (torch.float64 if dtype == torch.float64 else torch.float32)
+    assert lse.shape == (1, heads, rows) and lse.stride() == torch.empty(1, rows, heads).transpose(1, 2).stride()
+    assert not lse.cpu().any()
+    for grad, like in zip(grads, (q, k, v)):
+        assert grad.shape == like.shape and not grad.cpu().any()
+        assert grad.stride() == torch.empty(like.shape[0], like.shape[2], like.shape[1], 8).transpose(1, 2).stride()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_head_dimension_with_gaps_gives_attentions_values(dtype):
+    """The CPU's flash kernels read a head dimension of stride != 1 as if it were contiguous (wrong values);
+    axon makes such operands contiguous first, for its own kernels and the CPU's alike."""
+    q = draw(1, 2, 8, 16, seed=31).transpose(-1, -2).contiguous().transpose(-1, -2).to(dtype)
+    k, v = draw(1, 2, 8, 16, seed=32).to(dtype), draw(1, 2, 8, 16, seed=33).to(dtype)
+    assert q.stride(3) != 1
+    out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q.to("axon"), k.to("axon"), v.to("axon"), 0.0, False)
+    expected_out, expected_lse = reference(q, k, v, False, None)
+    torch.testing.assert_close(out.cpu().double(), expected_out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lse.cpu().double(), expected_lse, rtol=1e-5, atol=1e-5)
+
+
+def test_differing_batch_sizes_or_head_counts_raise_at_the_call():
+    """The CPU's flash kernel takes them and reads out of bounds; axon raises."""
+    q = torch.randn(2, 4, 8, 16, device="axon")
+    k, v = (torch.randn(1, 2, 8, 16, device="axon") for _ in range(2))
+    with pytest.raises(RuntimeError, match="same batch size and number of heads"):
+        aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, False)

@@ -2,6 +2,8 @@
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 
 #include <array>
 #include <cmath>
@@ -77,13 +79,63 @@ at::Tensor heads_interleaved_like(const at::Tensor& like) {
   return at::empty({like.size(0), like.size(2), like.size(1), like.size(3)}, like.options()).transpose(1, 2);
 }
 
+// Three inputs the CPU's flash kernels mishandle, answered here before
+// either kernel sees them.
+//
+// A head dimension whose elements are not adjacent (stride(3) != 1): the
+// CPU's kernels read it as if they were, and return wrong values. Such an
+// operand is made contiguous first (a copy on the stream).
+at::Tensor columns_adjacent(const at::Tensor& t) {
+  return t.defined() && t.dim() == 4 && t.stride(3) != 1 ? t.contiguous() : t;
+}
+
+// Batch sizes or head counts that differ between query, key and value: the
+// CPU's kernels accept them and read out of bounds. Raised at the call.
+void check_batches_and_heads(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value) {
+  if (query.dim() != 4 || key.dim() != 4 || value.dim() != 4) return;  // the CPU's kernel raises for these
+  TORCH_CHECK(key.size(0) == query.size(0) && value.size(0) == query.size(0) && key.size(1) == query.size(1) &&
+                  value.size(1) == query.size(1),
+              "scaled_dot_product_attention_flash_attention: query, key and value must have the same batch size "
+              "and number of heads, got query ",
+              query.sizes(), ", key ", key.sizes(), " and value ", value.sizes());
+}
+
+// No heads, no query rows or no keys: the CPU's kernels divide by zero
+// (SIGFPE). Every query row then sees no key, which the CPU's kernels answer
+// as they answer a fully masked row: zeros, and a log-sum-exp of 0; the
+// gradients are zeros. Calls the CPU refuses for other reasons (dropout, a
+// mask, another head size for the value) still go to it.
+bool no_work(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value, double dropout_p,
+             const std::optional<at::Tensor>& attn_mask) {
+  const auto floating = [&](const at::Tensor& t) {
+    return direct::direct_operand(t) && at::isFloatingType(t.scalar_type()) && t.dim() == 4 &&
+           t.scalar_type() == query.scalar_type() && t.device() == query.device();
+  };
+  return floating(query) && floating(key) && floating(value) && dropout_p == 0.0 &&
+         !(attn_mask.has_value() && attn_mask->defined()) && key.size(3) == query.size(3) &&
+         value.size(3) == query.size(3) && value.size(2) == key.size(2) &&
+         (query.size(1) == 0 || query.size(2) == 0 || key.size(2) == 0);
+}
+
+// The log-sum-exp's dtype: the CPU's accumulation type.
+at::ScalarType accumulation_type(at::ScalarType type) { return type == at::kDouble ? at::kDouble : at::kFloat; }
+
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& query, const at::Tensor& key,
-                                                          const at::Tensor& value, double dropout_p, bool is_causal,
-                                                          const std::optional<at::Tensor>& attn_mask,
+std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& query_given, const at::Tensor& key_given,
+                                                          const at::Tensor& value_given, double dropout_p,
+                                                          bool is_causal, const std::optional<at::Tensor>& attn_mask,
                                                           std::optional<double> scale) {
   static const DirectOperator op("_scaled_dot_product_flash_attention_for_cpu");
+  check_batches_and_heads(query_given, key_given, value_given);
+  const at::Tensor query = columns_adjacent(query_given), key = columns_adjacent(key_given),
+                   value = columns_adjacent(value_given);
+  if (no_work(query, key, value, dropout_p, attn_mask)) {
+    const c10::DeviceGuard guard(query.device());
+    return {at::zeros_like(query), at::zeros({query.size(0), query.size(2), query.size(1)},
+                                             query.options().dtype(accumulation_type(query.scalar_type())))
+                                       .transpose(1, 2)};
+  }
   if (const auto geometry = block_geometry(query, key, value, dropout_p, is_causal, attn_mask, scale)) {
     const c10::DeviceGuard guard(query.device());
     // The CPU's layouts: the output is empty_like(query); the log-sum-exp [B, L, H] in memory.
@@ -101,10 +153,19 @@ std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& quer
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> direct_flash_attention_backward(
-    const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const at::Tensor& out, const at::Tensor& logsumexp, double dropout_p, bool is_causal,
-    const std::optional<at::Tensor>& attn_mask, std::optional<double> scale) {
+    const at::Tensor& grad_out_given, const at::Tensor& query_given, const at::Tensor& key_given,
+    const at::Tensor& value_given, const at::Tensor& out_given, const at::Tensor& logsumexp, double dropout_p,
+    bool is_causal, const std::optional<at::Tensor>& attn_mask, std::optional<double> scale) {
   static const DirectOperator op("_scaled_dot_product_flash_attention_for_cpu_backward");
+  check_batches_and_heads(query_given, key_given, value_given);
+  const at::Tensor query = columns_adjacent(query_given), key = columns_adjacent(key_given),
+                   value = columns_adjacent(value_given), grad_out = columns_adjacent(grad_out_given),
+                   out = columns_adjacent(out_given);
+  if (grad_out.defined() && no_work(query, key, value, dropout_p, attn_mask)) {
+    const c10::DeviceGuard guard(query.device());
+    return {heads_interleaved_like(query).zero_(), heads_interleaved_like(key).zero_(),
+            heads_interleaved_like(value).zero_()};
+  }
   const auto geometry = block_geometry(query, key, value, dropout_p, is_causal, attn_mask, scale);
   // The gradient and the forward's output: [B, H, L, D] as the forward's; its log-sum-exp: float [B, H, L].
   const auto forward_shaped = [&](const at::Tensor& t) {

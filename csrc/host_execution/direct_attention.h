@@ -4,7 +4,9 @@
 // kAttentionBlocksMaxKeyLength keys, run axon's block kernels
 // (attention_blocks.h); every other call goes to the generic kernel, which
 // runs the CPU's flash kernels and raises their errors at the call. Results
-// have the CPU's layouts.
+// have the CPU's layouts. Three inputs the CPU's kernels mishandle are
+// answered before either runs (direct_attention.cpp): a head dimension with
+// gaps, differing batch or head counts, and calls with no heads, rows or keys.
 #pragma once
 
 #include <ATen/core/Tensor.h>
