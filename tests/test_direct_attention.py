@@ -240,9 +240,23 @@ def test_a_head_dimension_with_gaps_gives_attentions_values(dtype):
     torch.testing.assert_close(lse.cpu().double(), expected_lse, rtol=1e-5, atol=1e-5)
 
 
-def test_differing_batch_sizes_or_head_counts_raise_at_the_call():
-    """The CPU's flash kernel takes them and reads out of bounds; axon raises."""
+@pytest.mark.parametrize("key_batch, key_heads, value_heads", [(1, 2, 2), (2, 2, 4), (2, 3, 3), (2, 8, 8)])
+def test_batch_sizes_or_head_counts_the_cpus_kernel_misreads_raise_at_the_call(key_batch, key_heads, value_heads):
+    """Query [2, 4, 8, 16]: the CPU's flash kernel takes grouped heads (4 query heads to 2 or 1 key heads) and
+    nothing else, yet accepts these and reads out of bounds (or, with more key heads than query heads,
+    divides by zero); axon raises."""
     q = torch.randn(2, 4, 8, 16, device="axon")
-    k, v = (torch.randn(1, 2, 8, 16, device="axon") for _ in range(2))
-    with pytest.raises(RuntimeError, match="same batch size and number of heads"):
+    k = torch.randn(key_batch, key_heads, 8, 16, device="axon")
+    v = torch.randn(key_batch, value_heads, 8, 16, device="axon")
+    with pytest.raises(RuntimeError, match="same batch size"):
         aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, False)
+
+
+@pytest.mark.parametrize("key_heads", [2, 1])
+def test_grouped_heads_run_the_cpus_kernel(key_heads):
+    q = draw(2, 4, 8, 16, seed=34)
+    k, v = draw(2, key_heads, 8, 16, seed=35), draw(2, key_heads, 8, 16, seed=36)
+    got = aten._scaled_dot_product_flash_attention_for_cpu(q.to("axon"), k.to("axon"), v.to("axon"), 0.0, True)
+    expected = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g.cpu(), e)

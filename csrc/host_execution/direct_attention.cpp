@@ -89,14 +89,18 @@ at::Tensor columns_adjacent(const at::Tensor& t) {
   return t.defined() && t.dim() == 4 && t.stride(3) != 1 ? t.contiguous() : t;
 }
 
-// Batch sizes or head counts that differ between query, key and value: the
-// CPU's kernels accept them and read out of bounds. Raised at the call.
+// Batch sizes that differ between query, key and value, key and value
+// head counts that differ, or query heads that are not a multiple of the
+// key heads (the CPU's kernels take grouped heads, 4 query heads to 2 key
+// heads, and nothing else): the CPU's kernels accept them and read out of
+// bounds, or divide by zero. Raised at the call.
 void check_batches_and_heads(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value) {
   if (query.dim() != 4 || key.dim() != 4 || value.dim() != 4) return;  // the CPU's kernel raises for these
-  TORCH_CHECK(key.size(0) == query.size(0) && value.size(0) == query.size(0) && key.size(1) == query.size(1) &&
-                  value.size(1) == query.size(1),
-              "scaled_dot_product_attention_flash_attention: query, key and value must have the same batch size "
-              "and number of heads, got query ",
+  const int64_t query_heads = query.size(1), key_heads = key.size(1);
+  const bool grouped = key_heads == 0 ? query_heads == 0 : query_heads % key_heads == 0;
+  TORCH_CHECK(key.size(0) == query.size(0) && value.size(0) == query.size(0) && value.size(1) == key_heads && grouped,
+              "scaled_dot_product_attention_flash_attention: query, key and value must have the same batch size, "
+              "key and value the same number of heads, and the query a multiple of it; got query ",
               query.sizes(), ", key ", key.sizes(), " and value ", value.sizes());
 }
 

@@ -6,7 +6,8 @@
 // runs the CPU's flash kernels and raises their errors at the call. Results
 // have the CPU's layouts. Three inputs the CPU's kernels mishandle are
 // answered before either runs (direct_attention.cpp): a head dimension with
-// gaps, differing batch or head counts, and calls with no heads, rows or keys.
+// gaps, batch or head counts that do not match, and calls with no heads,
+// rows or keys.
 #pragma once
 
 #include <ATen/core/Tensor.h>
