@@ -7,9 +7,9 @@
 // once: one matrix product (MKL, one thread per block) for the scores, a
 // softmax over rows held in cache whose normalization is applied once to
 // the output, one product for the output. Under a causal mask a block stops
-// at its last row's keys. On the 2-core host the forward takes about 0.9 and
-// the backward 0.8 of the CPU flash kernels' time at those
-// sizes (docs/benchmarks.md). The backward recomputes each block's
+// at its last row's keys. On the 2-core host the forward takes about 0.85
+// and the backward 0.75 of the CPU flash kernels' time at those sizes
+// (docs/benchmarks.md). The backward recomputes each block's
 // probabilities from the forward's log-sum-exp, as the flash backward does,
 // and accumulates the key and value gradients block by block. The products
 // are MKL's single-precision GEMM and the exponentials MKL's vector exp,
@@ -17,8 +17,8 @@
 // (attention_blocks_available), and calls go to the CPU's kernels.
 //
 // The values are the softmax attention's to within float rounding, not the
-// flash kernel's bits: it sums in another order (rows whole instead of an
-// online softmax over key blocks).
+// flash kernel's bits: the products, sums and exponentials are other code,
+// summing in another order.
 #pragma once
 
 #include <cstdint>
