@@ -1,8 +1,8 @@
 #include "host_execution/direct_attention.h"
 
+#include <ATen/OpMathType.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
-#include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
 #include <array>
@@ -35,6 +35,18 @@ AttentionResult result_of(const at::Tensor& t) {
   return {t.mutable_data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
 }
 
+// No dropout and no explicit mask: the calls axon answers itself (the rest
+// go to the CPU's kernels, which take masks and refuse dropout).
+bool unmasked_without_dropout(double dropout_p, const std::optional<at::Tensor>& attn_mask) {
+  return dropout_p == 0.0 && !(attn_mask.has_value() && attn_mask->defined());
+}
+
+// Key and value of one length, all three of one head size (the CPU refuses
+// other value widths).
+bool lengths_and_head_sizes_agree(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value) {
+  return key.size(3) == query.size(3) && value.size(3) == query.size(3) && value.size(2) == key.size(2);
+}
+
 // The geometry of a call axon's block kernels take, or nothing: query
 // [B, H, L, D], key and value [B, H, S, D] (the CPU refuses other value
 // widths) on one axon device the host addresses, no dropout, no mask, and
@@ -43,16 +55,14 @@ std::optional<AttentionGeometry> block_geometry(const at::Tensor& query, const a
                                                 double dropout_p, bool is_causal,
                                                 const std::optional<at::Tensor>& attn_mask,
                                                 std::optional<double> scale) {
-  if (dropout_p != 0.0 || (attn_mask.has_value() && attn_mask->defined()) || !attention_blocks_available()) {
-    return std::nullopt;
-  }
+  if (!unmasked_without_dropout(dropout_p, attn_mask) || !attention_blocks_available()) return std::nullopt;
   if (!block_operand(query) || !block_operand(key) || !block_operand(value)) return std::nullopt;
   if (key.device() != query.device() || value.device() != query.device() || !direct::direct_device(query.device())) {
     return std::nullopt;
   }
   const int64_t batch = query.size(0), heads = query.size(1);
   if (key.size(0) != batch || value.size(0) != batch || key.size(1) != heads || value.size(1) != heads ||
-      key.size(3) != query.size(3) || value.size(3) != query.size(3) || value.size(2) != key.size(2)) {
+      !lengths_and_head_sizes_agree(query, key, value)) {
     return std::nullopt;
   }
   // The CPU's scale: the given one, else 1/√D, worked out in double and used as float. A scale that is not
@@ -115,14 +125,18 @@ bool no_work(const at::Tensor& query, const at::Tensor& key, const at::Tensor& v
     return direct::direct_operand(t) && at::isFloatingType(t.scalar_type()) && t.dim() == 4 &&
            t.scalar_type() == query.scalar_type() && t.device() == query.device();
   };
-  return floating(query) && floating(key) && floating(value) && dropout_p == 0.0 &&
-         !(attn_mask.has_value() && attn_mask->defined()) && key.size(3) == query.size(3) &&
-         value.size(3) == query.size(3) && value.size(2) == key.size(2) &&
+  return floating(query) && floating(key) && floating(value) && unmasked_without_dropout(dropout_p, attn_mask) &&
+         lengths_and_head_sizes_agree(query, key, value) &&
          (query.size(1) == 0 || query.size(2) == 0 || key.size(2) == 0);
 }
 
-// The log-sum-exp's dtype: the CPU's accumulation type.
-at::ScalarType accumulation_type(at::ScalarType type) { return type == at::kDouble ? at::kDouble : at::kFloat; }
+// A log-sum-exp for `query` as the CPU's forward lays it out: [B, L, H] in
+// memory, seen as [B, H, L], of the CPU's accumulation type.
+at::Tensor log_sum_exp_like(const at::Tensor& query) {
+  return at::empty({query.size(0), query.size(2), query.size(1)},
+                   query.options().dtype(at::toOpMathType(query.scalar_type())))
+      .transpose(1, 2);
+}
 
 }  // namespace
 
@@ -136,15 +150,13 @@ std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& quer
                    value = columns_adjacent(value_given);
   if (no_work(query, key, value, dropout_p, attn_mask)) {
     const c10::DeviceGuard guard(query.device());
-    return {at::zeros_like(query), at::zeros({query.size(0), query.size(2), query.size(1)},
-                                             query.options().dtype(accumulation_type(query.scalar_type())))
-                                       .transpose(1, 2)};
+    return {at::zeros_like(query), log_sum_exp_like(query).zero_()};
   }
   if (const auto geometry = block_geometry(query, key, value, dropout_p, is_causal, attn_mask, scale)) {
     const c10::DeviceGuard guard(query.device());
-    // The CPU's layouts: the output is empty_like(query); the log-sum-exp [B, L, H] in memory.
+    // The CPU's layouts: the output is empty_like(query).
     at::Tensor output = at::empty_like(query);
-    at::Tensor lse = at::empty({query.size(0), query.size(2), query.size(1)}, query.options()).transpose(1, 2);
+    at::Tensor lse = log_sum_exp_like(query);
     direct::queue_over_aliases<5>(op.kernel_name(), query.device(), {&query, &key, &value, &output, &lse},
                                   [g = *geometry](std::array<at::Tensor, 5>& t) {
                                     attention_forward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]),
