@@ -8,18 +8,18 @@
 #include <limits>
 #include <vector>
 
+#include "host_execution/mkl_vector_math.h"
 #include "host_execution/one_host_thread.h"
 #include "host_execution/per_instruction_set.h"
 
-// MKL's Fortran-interface single-precision GEMM (32-bit integers) and its
-// vector exp, both exported by libtorch_cpu where PyTorch is built with MKL.
-// Declared weak, so that a build without them leaves them null and the
-// kernels unused.
+// MKL's Fortran-interface single-precision GEMM (32-bit integers), exported
+// by libtorch_cpu where PyTorch is built with MKL, as its vector exp is
+// (mkl_vector_math.h). Declared weak, so that a build without them leaves
+// them null and the kernels unused.
 extern "C" {
 void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
             const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c, const int* ldc)
     __attribute__((weak));
-void vmsExp(int n, const float* in, float* out, long long mode) __attribute__((weak));
 }
 
 namespace axon {
@@ -28,9 +28,6 @@ namespace {
 // Query rows per block: large enough that the products run near the host's
 // GEMM speed, small enough that a causal block skips most masked keys.
 constexpr int64_t kQueryBlock = 32;
-
-// High accuracy, denormals kept, errors ignored (as ATen's own MKL calls).
-constexpr long long kMklExpMode = 0x2 | 0x100 | 0x140000;
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
@@ -114,7 +111,7 @@ void scale_row(float* row, int64_t n, float factor) {
 // (the masked keys) up to `keys`.
 void exponentials(float* row, int64_t visible, int64_t keys, float shift) {
   subtract(row, visible, shift);
-  vmsExp(static_cast<int>(visible), row, row, kMklExpMode);
+  vmsExp(static_cast<int>(visible), row, row, kMklVectorMathMode);
   std::fill(row + visible, row + keys, 0.0f);
 }
 

@@ -26,6 +26,7 @@
 #include "host_execution/direct_pooling.h"
 #include "host_execution/direct_upsampling.h"
 #include "host_execution/inline_kernels.h"
+#include "host_execution/matrix_products.h"
 #include "ops/tensor_factories.h"
 
 namespace axon {
@@ -206,11 +207,47 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh({self.size(0), mat2.size(1)}, self.scalar_type());
     if (counted(inline_mm(out, self, mat2))) return out;
-    queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
-                          [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); });
+    if (onednn_takes_product(self, mat2)) {
+      queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
+                            [](std::array<at::Tensor, 3>& t) { onednn_product(t[2], t[0], t[1], false); });
+    } else {
+      queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
+                            [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); });
+    }
     return out;
   }
   return op.generic(self, mat2).toTensor();
+}
+
+// A bias that addmm broadcasts over an m x n product: [n], [1, n] or [m, n].
+bool broadcast_bias(const at::Tensor& bias, int64_t m, int64_t n) {
+  if (bias.dim() == 1) return bias.size(0) == n;
+  return bias.dim() == 2 && (bias.size(0) == m || bias.size(0) == 1) && bias.size(1) == n;
+}
+
+// addmm as nn.Linear calls it (beta = alpha = 1, a float bias) on products
+// large enough for oneDNN (matrix_products.h): the bias is copied into the
+// result, as the CPU's kernel does, and the product added to it. Every other
+// call takes the generic kernel (the CPU's addmm, MKL), as before.
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  static const DirectOperator op("addmm");
+  const auto one = [](const at::Scalar& s) { return !s.isSymbolic() && !s.isComplex() && s.equal(1); };
+  if (one(beta) && one(alpha) && direct_operand(self) && direct_operand(mat1) && direct_operand(mat2) &&
+      self.scalar_type() == at::kFloat && self.device() == mat1.device() && mat2.device() == mat1.device() &&
+      direct_device(mat1.device()) && onednn_takes_product(mat1, mat2) &&
+      broadcast_bias(self, mat1.size(0), mat2.size(1))) {
+    const c10::DeviceGuard guard(mat1.device());
+    const int64_t m = mat1.size(0), n = mat2.size(1);
+    at::Tensor out = fresh({m, n}, at::kFloat);
+    queue_over_aliases<4>(op.kernel_name(), mat1.device(), {&self, &mat1, &mat2, &out},
+                          [m, n](std::array<at::Tensor, 4>& t) {
+                            t[3].copy_(t[0].expand({m, n}));
+                            onednn_product(t[3], t[1], t[2], true);
+                          });
+    return out;
+  }
+  return op.generic(self, mat1, mat2, beta, alpha).toTensor();
 }
 
 // In-place arithmetic with a Python number (x.mul_(2.0), x.add_(1)): a tiny
@@ -311,7 +348,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 23> kDirectKernels = {{
+constexpr std::array<DirectKernel, 24> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -323,6 +360,7 @@ constexpr std::array<DirectKernel, 23> kDirectKernels = {{
     {"relu", &register_kernel<&relu>},
     {"sum.dim_IntList", &register_kernel<&sum>},
     {"mm", &register_kernel<&mm>},
+    {"addmm", &register_kernel<&addmm>},
     {"zero_", &register_kernel<&zero_>},
     {"fill_.Scalar", &register_kernel<&fill_>},
     {"zeros", &register_kernel<&zeros>},

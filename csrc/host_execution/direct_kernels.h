@@ -15,7 +15,10 @@
 // axon's own kernels instead, several times faster than the CPU's and equal
 // to them bit for bit; the CPU's flash attention operators queue axon's
 // block kernels (direct_attention.h), faster at short sequences and equal
-// to them within float rounding. Tiny elementwise calls on an idle device are computed
+// to them within float rounding; float matrix products (mm, and addmm as
+// nn.Linear calls it) from 8M multiply-adds up queue oneDNN's matmul
+// (matrix_products.h), faster than the CPU's MKL here and equal to it within
+// float rounding. Tiny elementwise calls on an idle device are computed
 // at once on the calling thread instead (inline_kernels.h); the in-place
 // arithmetic kernels (add_, sub_, mul_, div_) take only that case, with a
 // Python number.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "host_execution/mkl_vector_math.h"
 #include "host_execution/per_instruction_set.h"
 
 // This file is compiled with -ffp-contract=off and -fno-math-errno
@@ -11,12 +12,8 @@
 
 // PyTorch's CPU square root calls MKL's vector square root where its build
 // has MKL, in MKL's high-accuracy mode, which is not always the correctly
-// rounded root; libtorch_cpu exports it. Declared weak, so that a build
-// without it leaves these null and the candidates out.
-extern "C" {
-void vmsSqrt(int n, const float* in, float* out, long long mode) __attribute__((weak));
-void vmdSqrt(int n, const double* in, double* out, long long mode) __attribute__((weak));
-}
+// rounded root (mkl_vector_math.h); without MKL the candidates that use it
+// are left out.
 
 namespace axon {
 namespace {
@@ -126,24 +123,24 @@ AXON_ELEMENT_LOOP(sqrt_out, kUnaryOut, sqrt)
 
 #undef AXON_ELEMENT_LOOP
 
-// High accuracy, denormals kept, errors ignored: the mode ATen passes to
-// MKL's vector square root (declared above).
-constexpr long long kMklSqrtMode = 0x2 | 0x100 | 0x140000;
-
 bool mkl_square_roots() { return vmsSqrt != nullptr && vmdSqrt != nullptr; }
 
 // n is at most a tile (foreach_chains.cpp) or a probe (element_loop_proofs.cpp), far inside MKL's int.
 void mkl_sqrt_float(char* const* o, int64_t n, double, double) {
-  vmsSqrt(static_cast<int>(n), reinterpret_cast<const float*>(o[0]), reinterpret_cast<float*>(o[0]), kMklSqrtMode);
+  vmsSqrt(static_cast<int>(n), reinterpret_cast<const float*>(o[0]), reinterpret_cast<float*>(o[0]),
+          kMklVectorMathMode);
 }
 void mkl_sqrt_double(char* const* o, int64_t n, double, double) {
-  vmdSqrt(static_cast<int>(n), reinterpret_cast<const double*>(o[0]), reinterpret_cast<double*>(o[0]), kMklSqrtMode);
+  vmdSqrt(static_cast<int>(n), reinterpret_cast<const double*>(o[0]), reinterpret_cast<double*>(o[0]),
+          kMklVectorMathMode);
 }
 void mkl_sqrt_out_float(char* const* o, int64_t n, double, double) {
-  vmsSqrt(static_cast<int>(n), reinterpret_cast<const float*>(o[1]), reinterpret_cast<float*>(o[0]), kMklSqrtMode);
+  vmsSqrt(static_cast<int>(n), reinterpret_cast<const float*>(o[1]), reinterpret_cast<float*>(o[0]),
+          kMklVectorMathMode);
 }
 void mkl_sqrt_out_double(char* const* o, int64_t n, double, double) {
-  vmdSqrt(static_cast<int>(n), reinterpret_cast<const double*>(o[1]), reinterpret_cast<double*>(o[0]), kMklSqrtMode);
+  vmdSqrt(static_cast<int>(n), reinterpret_cast<const double*>(o[1]), reinterpret_cast<double*>(o[0]),
+          kMklVectorMathMode);
 }
 
 // Candidates per operator, in ElementOp order, float then double.

@@ -27,6 +27,7 @@
 #include "host_execution/element_loop_proofs.h"
 #include "host_execution/foreach_chains.h"
 #include "host_execution/inline_kernels.h"
+#include "host_execution/matrix_products.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/small_matrix_products.h"
 #include "host_execution/stream_launch.h"
@@ -135,6 +136,9 @@ void init_testing(py::module_& m) {
   testing.def("set_attention_blocks_enabled", &set_attention_blocks_enabled, py::arg("enabled"),
               "False: flash attention runs the CPU's kernels (host_execution/attention_blocks.h), for comparisons");
   testing.def("attention_blocks_available", &attention_blocks_available);
+  testing.def("set_onednn_products_enabled", &set_onednn_products_enabled, py::arg("enabled"),
+              "False: every float matrix product runs the CPU's kernel (host_execution/matrix_products.h)");
+  testing.def("onednn_product_runs", &onednn_product_runs, "matrix products oneDNN computed so far");
   py::enum_<ElementOp>(testing, "ElementOp")
       .value("add_scalar", ElementOp::kAddScalar)
       .value("add_list", ElementOp::kAddList)

@@ -1,0 +1,78 @@
+#include "host_execution/matrix_products.h"
+
+#include <ATen/Config.h>
+#include <ATen/Context.h>
+
+#include <atomic>
+
+#if AT_MKLDNN_ENABLED()
+// ATen's oneDNN matrix product (aten/src/ATen/native/mkldnn/Matmul.cpp),
+// exported by libtorch_cpu; the wheel does not ship its header. It computes
+// result = beta * result + alpha * mat1 @ mat2 for 2-D (and batched 3-D)
+// operands, reading contiguous and transposed-contiguous ones in place, in
+// float arithmetic unless the user asked for reduced-precision float32
+// products (torch.backends.mkldnn.matmul.fp32_precision), as the CPU's own
+// products then do.
+namespace at::native {
+void mkldnn_matmul(const at::Tensor& mat1, const at::Tensor& mat2, const at::Tensor& result, float beta, float alpha);
+}  // namespace at::native
+#endif
+
+namespace axon {
+namespace {
+
+// Below this many multiply-adds MKL wins: oneDNN's fixed cost per call is
+// about 15 us here. Measured crossover on the stop-49 host: 64x256x256 and
+// 128x256x256 even, 32x512x512 0.81, 128x256x128 1.09 (oneDNN / MKL time).
+constexpr double kMinimumMultiplyAdds = double(int64_t{1} << 23);
+
+std::atomic<bool> products_enabled{true};
+std::atomic<int64_t> product_runs{0};
+
+// mkldnn_matmul refuses float operands on hosts without AVX-512 BW/VL/DQ.
+bool host_runs_onednn_float_products() {
+#if AT_MKLDNN_ENABLED() && defined(__x86_64__)
+  static const bool supported =
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return supported;
+#else
+  return false;
+#endif
+}
+
+// Contiguous, or the transpose of a contiguous matrix: what oneDNN reads in
+// place (mkldnn_matmul would copy any other layout first; MKL reads those
+// as they are).
+bool plain_or_transposed(const at::Tensor& t) {
+  return (t.stride(1) == 1 && t.stride(0) == t.size(1)) || (t.stride(0) == 1 && t.stride(1) == t.size(0));
+}
+
+}  // namespace
+
+bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2) {
+  if (!products_enabled.load(std::memory_order_relaxed) || !host_runs_onednn_float_products() ||
+      !at::globalContext().userEnabledMkldnn()) {
+    return false;
+  }
+  if (mat1.scalar_type() != at::kFloat || mat2.scalar_type() != at::kFloat || mat1.dim() != 2 || mat2.dim() != 2 ||
+      mat1.size(1) != mat2.size(0)) {
+    return false;
+  }
+  const double multiply_adds = double(mat1.size(0)) * double(mat1.size(1)) * double(mat2.size(1));
+  return multiply_adds >= kMinimumMultiplyAdds && plain_or_transposed(mat1) && plain_or_transposed(mat2);
+}
+
+void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::Tensor& mat2, bool accumulate) {
+#if AT_MKLDNN_ENABLED()
+  at::native::mkldnn_matmul(mat1, mat2, result, accumulate ? 1.0f : 0.0f, 1.0f);
+  product_runs.fetch_add(1, std::memory_order_relaxed);
+#else
+  TORCH_INTERNAL_ASSERT(false, "onednn_product without oneDNN");
+#endif
+}
+
+void set_onednn_products_enabled(bool enabled) { products_enabled.store(enabled, std::memory_order_relaxed); }
+
+int64_t onednn_product_runs() { return product_runs.load(std::memory_order_relaxed); }
+
+}  // namespace axon

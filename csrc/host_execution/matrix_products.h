@@ -1,0 +1,42 @@
+// Which host library computes a float matrix product.
+//
+// ATen's CPU kernels compute float matrix products with MKL's sgemm. On
+// x86 hosts with AVX-512, oneDNN's matmul (which PyTorch links as well, for
+// its reduced-precision products) is faster once a product is large enough:
+// 1.1-1.6x at a GPT's and an MLP's layer shapes on the 2-core AMD EPYC of
+// docs/benchmarks.md, slower below about 8M multiply-adds, where its fixed
+// cost per call dominates. Axon's mm and addmm (direct_kernels.cpp) send the
+// products above that size here.
+//
+// What changes for a user: such products equal the CPU's within float
+// rounding, not bit for bit (the two libraries sum in different orders).
+// The choice depends only on the operands' sizes, layouts and dtype and on
+// torch.backends.mkldnn.enabled, so a product of one shape always takes one
+// library, and repeated calls give identical results. Products smaller than
+// the bound (all of PyTorch's OpInfo samples) stay the CPU's bit for bit.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace axon {
+
+// Whether the product mat1 @ mat2 (2-D float operands, contiguous or
+// transposed-contiguous) goes to oneDNN: decided at the call, from sizes,
+// strides and settings the calling thread sees.
+bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2);
+
+// On the worker, over host aliases: result = mat1 @ mat2, plus result's
+// current values where `accumulate` (an addmm's bias, copied there first).
+// Only for operands onednn_takes_product accepted.
+void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::Tensor& mat2, bool accumulate);
+
+// False: every product takes ATen's CPU kernel, for comparisons (tests,
+// benchmarks).
+void set_onednn_products_enabled(bool enabled);
+
+// Products oneDNN computed so far, in this process; for tests.
+int64_t onednn_product_runs();
+
+}  // namespace axon
