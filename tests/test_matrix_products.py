@@ -138,6 +138,25 @@ def bitwise_like_cpu(fn, *operands):
     assert torch.equal(on_axon, fn(*operands))
 
 
+def test_one_row_and_few_columns_stay_the_cpus_bit_for_bit():
+    # One row against a transposed weight with a bias is nn.Linear on a batch of one; oneDNN's kernel for
+    # it corrupted the heap when adding to the result (matrix_products.cpp).
+    layer = nn.Linear(4096, 2048)
+    x = draw(1, 4096, seed=23)
+    weight, bias = layer.weight.detach(), layer.bias.detach()
+    bitwise_like_cpu(lambda b, x, w: torch.addmm(b, x, w.t()), bias, x, weight)
+    bitwise_like_cpu(lambda x, w: torch.mm(x, w.t()), x, weight)
+    bitwise_like_cpu(torch.mm, draw(1024, 4096, seed=24), draw(4096, 8, seed=25))
+
+
+def test_a_few_rows_take_onednn():
+    a, w, bias = draw(2, 4096, seed=26), draw(1024, 4096, seed=27), draw(1024, seed=28)
+    before = testing.onednn_product_runs()
+    result = torch.addmm(bias.to("axon"), a.to("axon"), w.to("axon").t()).cpu()
+    assert testing.onednn_product_runs() == before + 1
+    assert_within_float_summation(result, a, w.t(), bias.expand(2, 1024))
+
+
 def test_small_products_stay_the_cpus_bit_for_bit():
     a, b, bias = draw(128, 256, seed=13), draw(256, 128, seed=14), draw(128, seed=15)
     bitwise_like_cpu(torch.mm, a, b)

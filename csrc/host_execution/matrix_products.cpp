@@ -26,6 +26,15 @@ namespace {
 // 128x256x256 even, 32x512x512 0.81, 128x256x128 1.09 (oneDNN / MKL time).
 constexpr double kMinimumMultiplyAdds = double(int64_t{1} << 23);
 
+// A product of one row stays MKL's: for it oneDNN 3.12 picks an AVX2 kernel
+// that, when it adds to the result (addmm's bias), writes outside its
+// buffers (heap corruption, e.g. nn.Linear(4096, 2048) on a batch of one).
+// From two rows on it picks its AVX-512 kernels, 2-3x MKL's speed on a few
+// rows against a transposed weight. Fewer than 16 columns stay MKL's too:
+// oneDNN is slower there (1024x1024x8 1.08x, 1024x4096x2 1.35x MKL's time).
+constexpr int64_t kMinimumRows = 2;
+constexpr int64_t kMinimumColumns = 16;
+
 std::atomic<bool> products_enabled{true};
 std::atomic<int64_t> product_runs{0};
 
@@ -58,6 +67,7 @@ bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2) {
       mat1.size(1) != mat2.size(0)) {
     return false;
   }
+  if (mat1.size(0) < kMinimumRows || mat2.size(1) < kMinimumColumns) return false;
   const double multiply_adds = double(mat1.size(0)) * double(mat1.size(1)) * double(mat2.size(1));
   return multiply_adds >= kMinimumMultiplyAdds && plain_or_transposed(mat1) && plain_or_transposed(mat2);
 }

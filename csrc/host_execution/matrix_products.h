@@ -23,8 +23,9 @@
 namespace axon {
 
 // Whether the product mat1 @ mat2 (2-D float operands, contiguous or
-// transposed-contiguous) goes to oneDNN: decided at the call, from sizes,
-// strides and settings the calling thread sees.
+// transposed-contiguous, at least 2 rows and 16 columns) goes to oneDNN:
+// decided at the call, from sizes, strides and settings the calling thread
+// sees.
 bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2);
 
 // On the worker, over host aliases: result = mat1 @ mat2, plus result's
