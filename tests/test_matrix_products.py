@@ -200,3 +200,45 @@ def test_mismatched_shapes_raise_the_cpus_error_at_the_call():
     assert str(on_axon.value) == str(on_cpu.value)
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         torch.mm(a.to("axon"), b.to("axon"))
+
+
+def test_out_variants_write_onednn_products_into_the_given_tensor():
+    a, b, bias = draw(512, 256, seed=29), draw(256, 384, seed=30), draw(384, seed=31)
+    out = torch.empty(512, 384, device="axon")
+    before = testing.onednn_product_runs()
+    assert torch.mm(a.to("axon"), b.to("axon"), out=out) is out
+    assert_within_float_summation(out.cpu(), a, b)
+    assert torch.addmm(bias.to("axon"), a.to("axon"), b.to("axon"), out=out) is out
+    assert_within_float_summation(out.cpu(), a, b, bias.expand(512, 384))
+    assert testing.onednn_product_runs() == before + 2
+
+
+@pytest.mark.parametrize("case", ["resized", "transposed_out", "overlaps_operand"])
+def test_out_variants_the_direct_path_declines_stay_the_cpus(case):
+    a, b = draw(512, 256, seed=32), draw(256, 384, seed=33)
+
+    def product(out_of):
+        def fn(x, y):
+            out = out_of(x, y)
+            torch.mm(x, y, out=out)
+            return out
+        return fn
+
+    if case == "resized":
+        bitwise_like_cpu(product(lambda x, y: torch.empty(0, device=x.device)), a, b)
+    elif case == "transposed_out":
+        bitwise_like_cpu(product(lambda x, y: torch.empty(384, 512, device=x.device).t()), a, b)
+    else:
+        # out is the first operand: the CPU's kernel computes into a temporary and copies; so must axon.
+        bitwise_like_cpu(lambda x, y: torch.mm(x, y, out=x), draw(512, 512, seed=34), draw(512, 512, seed=35))
+
+
+def test_inductor_compiled_linear_takes_onednn():
+    layer = nn.Linear(256, 768).to("axon")
+    compiled = torch.compile(layer)
+    x = draw(1024, 256, seed=36)
+    before = testing.onednn_product_runs()
+    result = compiled(x.to("axon")).cpu()
+    assert testing.onednn_product_runs() > before
+    weight, bias = layer.weight.detach().cpu(), layer.bias.detach().cpu()
+    assert_within_float_summation(result, x, weight.t(), bias.expand(1024, 768))

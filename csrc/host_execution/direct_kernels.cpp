@@ -198,6 +198,12 @@ at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim
   return op.generic(self, dim, keepdim, dtype).toTensor();
 }
 
+// Queues out = mat1 @ mat2 by oneDNN (matrix_products.h).
+void queue_onednn_mm(const char* name, const at::Tensor& mat1, const at::Tensor& mat2, const at::Tensor& out) {
+  queue_over_aliases<3>(name, mat1.device(), {&mat1, &mat2, &out},
+                        [](std::array<at::Tensor, 3>& t) { onednn_product(t[2], t[0], t[1], false); });
+}
+
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   static const DirectOperator op("mm");
   // Any strides: the aliases carry them, and the CPU's result is contiguous.
@@ -208,8 +214,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
     at::Tensor out = fresh({self.size(0), mat2.size(1)}, self.scalar_type());
     if (counted(inline_mm(out, self, mat2))) return out;
     if (onednn_takes_product(self, mat2)) {
-      queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
-                            [](std::array<at::Tensor, 3>& t) { onednn_product(t[2], t[0], t[1], false); });
+      queue_onednn_mm(op.kernel_name(), self, mat2, out);
     } else {
       queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
                             [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); });
@@ -219,35 +224,91 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   return op.generic(self, mat2).toTensor();
 }
 
+// A product of two axon operands on one device the host addresses that
+// oneDNN takes (matrix_products.h).
+bool onednn_operands(const at::Tensor& mat1, const at::Tensor& mat2) {
+  return direct_operand(mat1) && direct_operand(mat2) && mat1.device() == mat2.device() &&
+         direct_device(mat1.device()) && onednn_takes_product(mat1, mat2);
+}
+
 // A bias that addmm broadcasts over an m x n product: [n], [1, n] or [m, n].
 bool broadcast_bias(const at::Tensor& bias, int64_t m, int64_t n) {
   if (bias.dim() == 1) return bias.size(0) == n;
   return bias.dim() == 2 && (bias.size(0) == m || bias.size(0) == 1) && bias.size(1) == n;
 }
 
-// addmm as nn.Linear calls it (beta = alpha = 1, a float bias) on products
-// large enough for oneDNN (matrix_products.h): the bias is copied into the
-// result, as the CPU's kernel does, and the product added to it. Every other
-// call takes the generic kernel (the CPU's addmm, MKL), as before.
+// addmm as nn.Linear calls it (beta = alpha = 1, a float bias) on a product
+// oneDNN takes.
+bool onednn_linear(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                   const at::Scalar& alpha) {
+  const auto one = [](const at::Scalar& s) { return !s.isSymbolic() && !s.isComplex() && s.equal(1); };
+  return one(beta) && one(alpha) && direct_operand(self) && self.scalar_type() == at::kFloat &&
+         self.device() == mat1.device() && onednn_operands(mat1, mat2) &&
+         broadcast_bias(self, mat1.size(0), mat2.size(1));
+}
+
+// Queues out = self + mat1 @ mat2 by oneDNN: the bias copied into the result,
+// as the CPU's kernel does, then the product added to it.
+void queue_onednn_linear(const char* name, const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                         const at::Tensor& out) {
+  const int64_t m = mat1.size(0), n = mat2.size(1);
+  queue_over_aliases<4>(name, mat1.device(), {&self, &mat1, &mat2, &out}, [m, n](std::array<at::Tensor, 4>& t) {
+    t[3].copy_(t[0].expand({m, n}));
+    onednn_product(t[3], t[1], t[2], true);
+  });
+}
+
+// An out= tensor a product can be written into as it stands: a contiguous
+// float m x n axon tensor on the operands' device that overlaps none of them
+// (the rest the generic kernel resizes, or refuses, as the CPU does).
+bool writable_result(const at::Tensor& out, const at::Tensor& mat1, const at::Tensor& mat2,
+                     const at::Tensor* bias = nullptr) {
+  if (!direct_operand(out) || out.scalar_type() != at::kFloat || out.device() != mat1.device() || out.dim() != 2 ||
+      out.size(0) != mat1.size(0) || out.size(1) != mat2.size(1) || !out.is_contiguous()) {
+    return false;
+  }
+  const auto apart = [&](const at::Tensor& t) { return at::get_overlap_status(out, t) == at::MemOverlapStatus::No; };
+  return apart(mat1) && apart(mat2) && (bias == nullptr || apart(*bias));
+}
+
+// The products Inductor's generated code calls (its extern kernels write
+// into buffers it allocated): oneDNN where it takes them, else the generic
+// kernel as before.
+at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  static const DirectOperator op("mm.out");
+  if (onednn_operands(self, mat2) && writable_result(out, self, mat2)) {
+    const c10::DeviceGuard guard(self.device());
+    queue_onednn_mm(op.kernel_name(), self, mat2, out);
+    return out;
+  }
+  op.generic(self, mat2, out);
+  return out;
+}
+
+// addmm on products oneDNN takes, as nn.Linear calls it; every other call
+// takes the generic kernel (the CPU's addmm, MKL), as before.
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
   static const DirectOperator op("addmm");
-  const auto one = [](const at::Scalar& s) { return !s.isSymbolic() && !s.isComplex() && s.equal(1); };
-  if (one(beta) && one(alpha) && direct_operand(self) && direct_operand(mat1) && direct_operand(mat2) &&
-      self.scalar_type() == at::kFloat && self.device() == mat1.device() && mat2.device() == mat1.device() &&
-      direct_device(mat1.device()) && onednn_takes_product(mat1, mat2) &&
-      broadcast_bias(self, mat1.size(0), mat2.size(1))) {
+  if (onednn_linear(self, mat1, mat2, beta, alpha)) {
     const c10::DeviceGuard guard(mat1.device());
-    const int64_t m = mat1.size(0), n = mat2.size(1);
-    at::Tensor out = fresh({m, n}, at::kFloat);
-    queue_over_aliases<4>(op.kernel_name(), mat1.device(), {&self, &mat1, &mat2, &out},
-                          [m, n](std::array<at::Tensor, 4>& t) {
-                            t[3].copy_(t[0].expand({m, n}));
-                            onednn_product(t[3], t[1], t[2], true);
-                          });
+    at::Tensor out = fresh({mat1.size(0), mat2.size(1)}, at::kFloat);
+    queue_onednn_linear(op.kernel_name(), self, mat1, mat2, out);
     return out;
   }
   return op.generic(self, mat1, mat2, beta, alpha).toTensor();
+}
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out) {
+  static const DirectOperator op("addmm.out");
+  if (onednn_linear(self, mat1, mat2, beta, alpha) && writable_result(out, mat1, mat2, &self)) {
+    const c10::DeviceGuard guard(mat1.device());
+    queue_onednn_linear(op.kernel_name(), self, mat1, mat2, out);
+    return out;
+  }
+  op.generic(self, mat1, mat2, beta, alpha, out);
+  return out;
 }
 
 // In-place arithmetic with a Python number (x.mul_(2.0), x.add_(1)): a tiny
@@ -348,7 +409,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 24> kDirectKernels = {{
+constexpr std::array<DirectKernel, 26> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -360,7 +421,9 @@ constexpr std::array<DirectKernel, 24> kDirectKernels = {{
     {"relu", &register_kernel<&relu>},
     {"sum.dim_IntList", &register_kernel<&sum>},
     {"mm", &register_kernel<&mm>},
+    {"mm.out", &register_kernel<&mm_out>},
     {"addmm", &register_kernel<&addmm>},
+    {"addmm.out", &register_kernel<&addmm_out>},
     {"zero_", &register_kernel<&zero_>},
     {"fill_.Scalar", &register_kernel<&fill_>},
     {"zeros", &register_kernel<&zeros>},
