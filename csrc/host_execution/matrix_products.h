@@ -5,11 +5,14 @@
 // its reduced-precision products) is faster once a product is large enough:
 // 1.1-1.6x at a GPT's and an MLP's layer shapes on the 2-core AMD EPYC of
 // docs/benchmarks.md, slower below about 8M multiply-adds, where its fixed
-// cost per call dominates. Axon's mm and addmm (direct_kernels.cpp) send the
-// products above that size here.
+// cost per call dominates. Axon's mm and addmm and their out= forms
+// (direct_kernels.cpp) send the products above that size here.
 //
 // What changes for a user: such products equal the CPU's within float
-// rounding, not bit for bit (the two libraries sum in different orders).
+// rounding, not bit for bit. oneDNN sums each result's k terms in one pass
+// (MKL's error is that of blocks of 128 terms), so its rounding error is 1.4-2.2x
+// MKL's (RMS against float64, docs/benchmarks.md), within the bound of any
+// float32 summation order.
 // The choice depends only on the operands' sizes, layouts and dtype and on
 // torch.backends.mkldnn.enabled, so a product of one shape always takes one
 // library, and repeated calls give identical results. Products smaller than
