@@ -22,6 +22,7 @@ FLOAT_ROUNDING = 2.0**-24
 
 def onednn_here():
     """Whether this host runs oneDNN's float products (AVX-512 BW/VL/DQ and a PyTorch with oneDNN)."""
+    testing.forget_onednn_product_shapes()
     a = torch.randn(256, 256, device="axon")
     before = testing.onednn_product_runs()
     (a @ a).cpu()
@@ -29,6 +30,13 @@ def onednn_here():
 
 
 pytestmark = pytest.mark.skipif(not onednn_here(), reason="oneDNN's float products need AVX-512 BW/VL/DQ")
+
+
+@pytest.fixture(autouse=True)
+def fresh_shape_budget():
+    """Each test starts with oneDNN's 32 distinct product shapes unspent (other tests spend them)."""
+    testing.forget_onednn_product_shapes()
+    yield
 
 
 def draw(*shape, seed):
@@ -243,3 +251,18 @@ def test_inductor_compiled_linear_takes_onednn():
     assert testing.onednn_product_runs() > before
     weight, bias = layer.weight.detach().cpu(), layer.bias.detach().cpu()
     assert_within_float_summation(result, x, weight.t(), bias.expand(1024, 768))
+
+
+def test_at_most_32_distinct_products_take_onednn_per_process():
+    b = draw(256, 256, seed=37)
+    b_axon = b.to("axon")
+    rows = [300 + i for i in range(33)]
+    operands = {m: draw(m, 256, seed=m) for m in rows}
+    before = testing.onednn_product_runs()
+    for m in rows[:32]:
+        assert_within_float_summation((operands[m].to("axon") @ b_axon).cpu(), operands[m], b)
+    assert testing.onednn_product_runs() == before + 32
+    # The 33rd new shape takes MKL (the CPU's bits); a shape seen before still takes oneDNN.
+    bitwise_like_cpu(torch.mm, operands[rows[32]], b)
+    (operands[rows[0]].to("axon") @ b_axon).cpu()
+    assert testing.onednn_product_runs() == before + 33

@@ -213,7 +213,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh({self.size(0), mat2.size(1)}, self.scalar_type());
     if (counted(inline_mm(out, self, mat2))) return out;
-    if (onednn_takes_product(self, mat2)) {
+    if (onednn_takes_product(self, mat2, false)) {
       queue_onednn_mm(op.kernel_name(), self, mat2, out);
     } else {
       queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
@@ -224,11 +224,10 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   return op.generic(self, mat2).toTensor();
 }
 
-// A product of two axon operands on one device the host addresses that
-// oneDNN takes (matrix_products.h).
+// Two axon operands on one device the host addresses, as oneDNN's products
+// need (matrix_products.h).
 bool onednn_operands(const at::Tensor& mat1, const at::Tensor& mat2) {
-  return direct_operand(mat1) && direct_operand(mat2) && mat1.device() == mat2.device() &&
-         direct_device(mat1.device()) && onednn_takes_product(mat1, mat2);
+  return direct_operand(mat1) && direct_operand(mat2) && mat1.device() == mat2.device() && direct_device(mat1.device());
 }
 
 // A bias that addmm broadcasts over an m x n product: [n], [1, n] or [m, n].
@@ -243,7 +242,7 @@ bool onednn_linear(const at::Tensor& self, const at::Tensor& mat1, const at::Ten
                    const at::Scalar& alpha) {
   const auto one = [](const at::Scalar& s) { return !s.isSymbolic() && !s.isComplex() && s.equal(1); };
   return one(beta) && one(alpha) && direct_operand(self) && self.scalar_type() == at::kFloat &&
-         self.device() == mat1.device() && onednn_operands(mat1, mat2) &&
+         self.device() == mat1.device() && onednn_operands(mat1, mat2) && mat1.dim() == 2 && mat2.dim() == 2 &&
          broadcast_bias(self, mat1.size(0), mat2.size(1));
 }
 
@@ -276,7 +275,8 @@ bool writable_result(const at::Tensor& out, const at::Tensor& mat1, const at::Te
 // kernel as before.
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   static const DirectOperator op("mm.out");
-  if (onednn_operands(self, mat2) && writable_result(out, self, mat2)) {
+  if (onednn_operands(self, mat2) && self.dim() == 2 && mat2.dim() == 2 && writable_result(out, self, mat2) &&
+      onednn_takes_product(self, mat2, false)) {
     const c10::DeviceGuard guard(self.device());
     queue_onednn_mm(op.kernel_name(), self, mat2, out);
     return out;
@@ -290,7 +290,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
   static const DirectOperator op("addmm");
-  if (onednn_linear(self, mat1, mat2, beta, alpha)) {
+  if (onednn_linear(self, mat1, mat2, beta, alpha) && onednn_takes_product(mat1, mat2, true)) {
     const c10::DeviceGuard guard(mat1.device());
     at::Tensor out = fresh({mat1.size(0), mat2.size(1)}, at::kFloat);
     queue_onednn_linear(op.kernel_name(), self, mat1, mat2, out);
@@ -302,7 +302,8 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                       const at::Scalar& alpha, at::Tensor& out) {
   static const DirectOperator op("addmm.out");
-  if (onednn_linear(self, mat1, mat2, beta, alpha) && writable_result(out, mat1, mat2, &self)) {
+  if (onednn_linear(self, mat1, mat2, beta, alpha) && writable_result(out, mat1, mat2, &self) &&
+      onednn_takes_product(mat1, mat2, true)) {
     const c10::DeviceGuard guard(mat1.device());
     queue_onednn_linear(op.kernel_name(), self, mat1, mat2, out);
     return out;

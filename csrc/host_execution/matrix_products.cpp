@@ -4,6 +4,10 @@
 #include <ATen/Context.h>
 
 #include <atomic>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <unordered_set>
 
 #if AT_MKLDNN_ENABLED()
 // ATen's oneDNN matrix product (aten/src/ATen/native/mkldnn/Matmul.cpp),
@@ -35,6 +39,43 @@ constexpr double kMinimumMultiplyAdds = double(int64_t{1} << 23);
 constexpr int64_t kMinimumRows = 2;
 constexpr int64_t kMinimumColumns = 16;
 
+// oneDNN keeps each product shape it has run in two caches (ideep's and its
+// own primitive cache, 1,024 entries each), about 0.6 MB of host memory per
+// shape here: 2,000 distinct shapes grew the process by 1 GB. So only the
+// first kMaxShapes distinct products a process makes (sizes, layouts, with or
+// without a bias) go to oneDNN, and later new ones take MKL: host memory
+// stays bounded, and a shape's library is fixed at its first call. A
+// training step needs far fewer (the GPT of bench/training.py: 15).
+constexpr std::size_t kMaxShapes = 32;
+
+struct ProductShape {
+  int64_t m, k, n;
+  bool mat1_transposed, mat2_transposed, accumulate;
+  bool operator==(const ProductShape&) const = default;
+};
+
+struct ProductShapeHash {
+  std::size_t operator()(const ProductShape& s) const {
+    std::size_t h = std::hash<int64_t>()(s.m);
+    for (const int64_t v :
+         {s.k, s.n, int64_t(s.mat1_transposed) | int64_t(s.mat2_transposed) << 1 | int64_t(s.accumulate) << 2}) {
+      h = h * 1000003u ^ std::hash<int64_t>()(v);
+    }
+    return h;
+  }
+};
+
+std::mutex shapes_mutex;
+std::unordered_set<ProductShape, ProductShapeHash> admitted_shapes;
+
+bool admit(const ProductShape& shape) {
+  const std::lock_guard<std::mutex> lock(shapes_mutex);
+  if (admitted_shapes.count(shape) != 0) return true;
+  if (admitted_shapes.size() >= kMaxShapes) return false;
+  admitted_shapes.insert(shape);
+  return true;
+}
+
 std::atomic<bool> products_enabled{true};
 std::atomic<int64_t> product_runs{0};
 
@@ -52,13 +93,12 @@ bool host_runs_onednn_float_products() {
 // Contiguous, or the transpose of a contiguous matrix: what oneDNN reads in
 // place (mkldnn_matmul would copy any other layout first; MKL reads those
 // as they are).
-bool plain_or_transposed(const at::Tensor& t) {
-  return (t.stride(1) == 1 && t.stride(0) == t.size(1)) || (t.stride(0) == 1 && t.stride(1) == t.size(0));
-}
+bool plain(const at::Tensor& t) { return t.stride(1) == 1 && t.stride(0) == t.size(1); }
+bool transposed(const at::Tensor& t) { return t.stride(0) == 1 && t.stride(1) == t.size(0); }
 
 }  // namespace
 
-bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2) {
+bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2, bool accumulate) {
   if (!products_enabled.load(std::memory_order_relaxed) || !host_runs_onednn_float_products() ||
       !at::globalContext().userEnabledMkldnn()) {
     return false;
@@ -69,7 +109,11 @@ bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2) {
   }
   if (mat1.size(0) < kMinimumRows || mat2.size(1) < kMinimumColumns) return false;
   const double multiply_adds = double(mat1.size(0)) * double(mat1.size(1)) * double(mat2.size(1));
-  return multiply_adds >= kMinimumMultiplyAdds && plain_or_transposed(mat1) && plain_or_transposed(mat2);
+  if (multiply_adds < kMinimumMultiplyAdds || !(plain(mat1) || transposed(mat1)) ||
+      !(plain(mat2) || transposed(mat2))) {
+    return false;
+  }
+  return admit({mat1.size(0), mat1.size(1), mat2.size(1), !plain(mat1), !plain(mat2), accumulate});
 }
 
 void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::Tensor& mat2, bool accumulate) {
@@ -84,5 +128,10 @@ void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::
 void set_onednn_products_enabled(bool enabled) { products_enabled.store(enabled, std::memory_order_relaxed); }
 
 int64_t onednn_product_runs() { return product_runs.load(std::memory_order_relaxed); }
+
+void forget_onednn_product_shapes() {
+  const std::lock_guard<std::mutex> lock(shapes_mutex);
+  admitted_shapes.clear();
+}
 
 }  // namespace axon

@@ -26,10 +26,12 @@
 namespace axon {
 
 // Whether the product mat1 @ mat2 (2-D float operands, contiguous or
-// transposed-contiguous, at least 2 rows and 16 columns) goes to oneDNN:
-// decided at the call, from sizes, strides and settings the calling thread
-// sees.
-bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2);
+// transposed-contiguous, at least 2 rows and 16 columns), plus a result's
+// values where `accumulate`, goes to oneDNN: decided at the call, from sizes,
+// strides and settings the calling thread sees, and for at most 32 distinct
+// products per process (host memory; matrix_products.cpp). Callers ask last,
+// once every other condition of theirs holds.
+bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2, bool accumulate);
 
 // On the worker, over host aliases: result = mat1 @ mat2, plus result's
 // current values where `accumulate` (an addmm's bias, copied there first).
@@ -42,5 +44,9 @@ void set_onednn_products_enabled(bool enabled);
 
 // Products oneDNN computed so far, in this process; for tests.
 int64_t onednn_product_runs();
+
+// Forgets which products went to oneDNN, so that the next 32 distinct ones
+// do (oneDNN's own caches keep theirs); for tests.
+void forget_onednn_product_shapes();
 
 }  // namespace axon

@@ -139,6 +139,8 @@ void init_testing(py::module_& m) {
   testing.def("set_onednn_products_enabled", &set_onednn_products_enabled, py::arg("enabled"),
               "False: every float matrix product runs the CPU's kernel (host_execution/matrix_products.h)");
   testing.def("onednn_product_runs", &onednn_product_runs, "matrix products oneDNN computed so far");
+  testing.def("forget_onednn_product_shapes", &forget_onednn_product_shapes,
+              "the next 32 distinct products go to oneDNN again");
   py::enum_<ElementOp>(testing, "ElementOp")
       .value("add_scalar", ElementOp::kAddScalar)
       .value("add_list", ElementOp::kAddList)
