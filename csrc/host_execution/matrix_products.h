@@ -10,13 +10,13 @@
 //
 // What changes for a user: such products equal the CPU's within float
 // rounding, not bit for bit. oneDNN sums each result's k terms in one pass
-// (MKL's error is that of blocks of 128 terms), so its rounding error is 1.4-2.2x
-// MKL's (RMS against float64, docs/benchmarks.md), within the bound of any
-// float32 summation order.
-// The choice depends only on the operands' sizes, layouts and dtype and on
-// torch.backends.mkldnn.enabled, so a product of one shape always takes one
-// library, and repeated calls give identical results. Products smaller than
-// the bound (all of PyTorch's OpInfo samples) stay the CPU's bit for bit.
+// (MKL's error is that of blocks of 128 terms), so its rounding error is
+// 1.4-2.2x MKL's (RMS against float64, docs/benchmarks.md), within the bound of any
+// float32 summation order. Every call checks sizes, layouts, dtype and
+// torch.backends.mkldnn.enabled; whether a shape may use one of the
+// process's 32 oneDNN shapes is decided at its first call. So repeated
+// calls under the same settings give identical results. Products smaller
+// than the bound (all of PyTorch's OpInfo samples) stay the CPU's bit for bit.
 #pragma once
 
 #include <ATen/core/Tensor.h>
