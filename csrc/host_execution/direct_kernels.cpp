@@ -224,10 +224,11 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   return op.generic(self, mat2).toTensor();
 }
 
-// Two axon operands on one device the host addresses, as oneDNN's products
-// need (matrix_products.h).
+// Two 2-D axon operands on one device the host addresses, as oneDNN's
+// products need (matrix_products.h).
 bool onednn_operands(const at::Tensor& mat1, const at::Tensor& mat2) {
-  return direct_operand(mat1) && direct_operand(mat2) && mat1.device() == mat2.device() && direct_device(mat1.device());
+  return direct_operand(mat1) && direct_operand(mat2) && mat1.dim() == 2 && mat2.dim() == 2 &&
+         mat1.device() == mat2.device() && direct_device(mat1.device());
 }
 
 // A bias that addmm broadcasts over an m x n product: [n], [1, n] or [m, n].
@@ -236,13 +237,14 @@ bool broadcast_bias(const at::Tensor& bias, int64_t m, int64_t n) {
   return bias.dim() == 2 && (bias.size(0) == m || bias.size(0) == 1) && bias.size(1) == n;
 }
 
-// addmm as nn.Linear calls it (beta = alpha = 1, a float bias) on a product
-// oneDNN takes.
+// addmm as nn.Linear calls it: beta = alpha = 1, a float bias, operands
+// oneDNN can read (whether it takes the product, onednn_takes_product, is
+// asked last, by the callers).
 bool onednn_linear(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                    const at::Scalar& alpha) {
   const auto one = [](const at::Scalar& s) { return !s.isSymbolic() && !s.isComplex() && s.equal(1); };
   return one(beta) && one(alpha) && direct_operand(self) && self.scalar_type() == at::kFloat &&
-         self.device() == mat1.device() && onednn_operands(mat1, mat2) && mat1.dim() == 2 && mat2.dim() == 2 &&
+         self.device() == mat1.device() && onednn_operands(mat1, mat2) &&
          broadcast_bias(self, mat1.size(0), mat2.size(1));
 }
 
@@ -275,8 +277,7 @@ bool writable_result(const at::Tensor& out, const at::Tensor& mat1, const at::Te
 // kernel as before.
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   static const DirectOperator op("mm.out");
-  if (onednn_operands(self, mat2) && self.dim() == 2 && mat2.dim() == 2 && writable_result(out, self, mat2) &&
-      onednn_takes_product(self, mat2, false)) {
+  if (onednn_operands(self, mat2) && writable_result(out, self, mat2) && onednn_takes_product(self, mat2, false)) {
     const c10::DeviceGuard guard(self.device());
     queue_onednn_mm(op.kernel_name(), self, mat2, out);
     return out;
