@@ -3,11 +3,11 @@
 #include <ATen/Config.h>
 #include <ATen/Context.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <functional>
 #include <mutex>
-#include <unordered_set>
+#include <vector>
 
 #if AT_MKLDNN_ENABLED()
 // ATen's oneDNN matrix product (aten/src/ATen/native/mkldnn/Matmul.cpp),
@@ -54,25 +54,14 @@ struct ProductShape {
   bool operator==(const ProductShape&) const = default;
 };
 
-struct ProductShapeHash {
-  std::size_t operator()(const ProductShape& s) const {
-    std::size_t h = std::hash<int64_t>()(s.m);
-    for (const int64_t v :
-         {s.k, s.n, int64_t(s.mat1_transposed) | int64_t(s.mat2_transposed) << 1 | int64_t(s.accumulate) << 2}) {
-      h = h * 1000003u ^ std::hash<int64_t>()(v);
-    }
-    return h;
-  }
-};
-
 std::mutex shapes_mutex;
-std::unordered_set<ProductShape, ProductShapeHash> admitted_shapes;
+std::vector<ProductShape> admitted_shapes;  // at most kMaxShapes: a linear search is enough
 
 bool admit(const ProductShape& shape) {
   const std::lock_guard<std::mutex> lock(shapes_mutex);
-  if (admitted_shapes.count(shape) != 0) return true;
+  if (std::find(admitted_shapes.begin(), admitted_shapes.end(), shape) != admitted_shapes.end()) return true;
   if (admitted_shapes.size() >= kMaxShapes) return false;
-  admitted_shapes.insert(shape);
+  admitted_shapes.push_back(shape);
   return true;
 }
 
