@@ -15,6 +15,11 @@ import torch
 import torch_axon
 
 
+def draw(*shape, seed):
+    """Unit-normal float values on the CPU, from their own seeded generator."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
 def assert_same_bits(expected_tensors, got_tensors):
     """Each got tensor (any device) has its expected CPU tensor's dtype, shape and bytes; a NaN matches any
     NaN, since a NaN's sign and payload follow operand order, which neither side fixes."""

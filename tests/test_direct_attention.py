@@ -13,6 +13,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import draw
 
 import torch_axon
 
@@ -24,10 +25,6 @@ pytestmark = pytest.mark.skipif(not testing.attention_blocks_available(), reason
 
 def launches():
     return testing.direct_kernel_launches()
-
-
-def draw(*shape, seed):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def reference(q, k, v, causal, scale):

@@ -11,6 +11,7 @@ switch off — must stay the CPU's bit for bit.
 
 import pytest
 import torch
+from conftest import assert_same_bits, draw
 from torch import nn
 
 import torch_axon
@@ -37,10 +38,6 @@ def fresh_shape_budget():
     """Each test starts with oneDNN's 32 distinct product shapes unspent (other tests spend them)."""
     testing.forget_onednn_product_shapes()
     yield
-
-
-def draw(*shape, seed):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def assert_within_float_summation(result, a, b, bias=None):
@@ -144,7 +141,7 @@ def bitwise_like_cpu(fn, *operands):
     before = testing.onednn_product_runs()
     on_axon = fn(*(t.to("axon") for t in operands)).cpu()
     assert testing.onednn_product_runs() == before
-    assert torch.equal(on_axon, fn(*operands))
+    assert_same_bits([fn(*operands)], [on_axon])
 
 
 def test_one_row_and_few_columns_stay_the_cpus_bit_for_bit():
