@@ -24,6 +24,7 @@
 #include "host_execution/direct_attention.h"
 #include "host_execution/direct_launch.h"
 #include "host_execution/direct_pooling.h"
+#include "host_execution/direct_scatter_gather.h"
 #include "host_execution/direct_upsampling.h"
 #include "host_execution/inline_kernels.h"
 #include "host_execution/matrix_products.h"
@@ -411,7 +412,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 26> kDirectKernels = {{
+constexpr std::array<DirectKernel, 29> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -438,6 +439,9 @@ constexpr std::array<DirectKernel, 26> kDirectKernels = {{
     {"_upsample_nearest_exact2d_backward", &register_kernel<&direct_upsample_nearest_exact2d_backward>},
     {"_scaled_dot_product_flash_attention_for_cpu", &register_kernel<&direct_flash_attention>},
     {"_scaled_dot_product_flash_attention_for_cpu_backward", &register_kernel<&direct_flash_attention_backward>},
+    {"gather", &register_kernel<&direct_gather>},
+    {"scatter_add", &register_kernel<&direct_scatter_add>},
+    {"scatter_add_", &register_kernel<&direct_scatter_add_>},
 }};
 
 }  // namespace

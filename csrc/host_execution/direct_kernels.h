@@ -11,9 +11,9 @@
 // contiguous layouts (so the result's layout is the CPU's: contiguous).
 // They allocate the result and queue the CPU kernel itself (at::cpu::*) on
 // the current stream over aliases the worker makes (DeferredAliases);
-// pooling and nearest resizing (direct_pooling.h, direct_upsampling.h) queue
-// axon's own kernels instead, several times faster than the CPU's and equal
-// to them bit for bit; the CPU's flash attention operators queue axon's
+// pooling, nearest resizing, gather and scatter_add (direct_pooling.h,
+// direct_upsampling.h, direct_scatter_gather.h) queue axon's own kernels
+// instead, faster than the CPU's and equal to them bit for bit; the CPU's flash attention operators queue axon's
 // block kernels (direct_attention.h), faster at short sequences and equal
 // to them within float rounding; float matrix products (mm, and addmm as
 // nn.Linear calls it) from 8M multiply-adds up queue oneDNN's matmul
