@@ -170,3 +170,27 @@ def test_scatter_add_index_out_of_bounds_leaves_the_destination_untouched():
         torch.axon.synchronize()
     assert str(cpu_error.value).splitlines()[0] in str(axon_error.value)
     assert_same_bits([destination], [on_axon])
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 3, 1), 1), ((2, 3), 1), ((3, 2), 0), ((2, 3, 4), 1), ((2, 3, 1, 1), 1),
+                                       ((4, 3, 2), -1)])
+@pytest.mark.parametrize("op", ["gather", "scatter_add_"])
+def test_several_indices_out_of_bounds_name_the_one_the_cpu_names(shape, dim, op):
+    size = shape[dim]
+    idx = index(*shape, high=size, seed=32)
+    flat = idx.view(-1)
+    flat[1], flat[-1], flat[len(flat) // 2] = size + 5, size + 7, -3  # several bad ones, in different slices
+    data = draw(*shape, seed=33)
+
+    def run(device):
+        if op == "gather":
+            return torch.gather(data.to(device), dim, idx.to(device)).cpu()
+        return data.to(device, copy=True).scatter_add_(dim, idx.to(device), data.to(device)).cpu()
+
+    with pytest.raises(RuntimeError) as cpu_error:
+        run("cpu")
+    before = launches()
+    with pytest.raises(RuntimeError) as axon_error:
+        run("axon")
+    assert launches() > before
+    assert str(axon_error.value).splitlines()[0].endswith(str(cpu_error.value).splitlines()[0])

@@ -31,12 +31,13 @@ std::optional<ScatterGatherShape> direct_shape(const at::Tensor& data, int64_t d
     return std::nullopt;
   }
   const int64_t wrapped = c10::maybe_wrap_dim(dim, data.dim());
-  ScatterGatherShape shape{1, index.size(wrapped), data.size(wrapped), 1, wrapped};
+  ScatterGatherShape shape{1, index.size(wrapped), data.size(wrapped), 1, wrapped, false};
   for (int64_t d = 0; d < data.dim(); ++d) {
     if (d == wrapped) continue;
     if (index.size(d) != data.size(d)) return std::nullopt;
     (d < wrapped ? shape.outer : shape.inner) *= data.size(d);
   }
+  shape.rows_checked_first = shape.inner == 1 && wrapped != data.dim() - 1;
   return shape;
 }
 

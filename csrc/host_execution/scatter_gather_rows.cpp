@@ -10,25 +10,25 @@
 namespace axon {
 namespace {
 
-// The first out-of-bounds index any task met, kept by whichever task
-// reports first; read after at::parallel_for has joined its team.
-class OutOfBounds {
- public:
-  void report(int64_t index) {
-    if (!found_.exchange(true, std::memory_order_relaxed)) value_ = index;
-  }
-  // Raises the CPU's error (its message and its type) if an index was out of bounds.
-  void raise_if_found(const ScatterGatherShape& shape) const {
-    TORCH_CHECK(!found_.load(std::memory_order_relaxed), "index ", value_, " is out of bounds for dimension ",
-                shape.dim, " with size ", shape.extent);
-  }
-
- private:
-  std::atomic<bool> found_{false};
-  int64_t value_ = 0;
-};
-
 bool outside(int64_t index, int64_t extent) { return static_cast<uint64_t>(index) >= static_cast<uint64_t>(extent); }
+
+// Raises the CPU's error (its message and type) for the out-of-bounds index
+// its kernel meets first on one thread: slice by slice, row by row, column by
+// column, or rows outermost (ScatterGatherShape::rows_checked_first). Runs
+// only once an index is known to be out of bounds.
+[[noreturn]] void raise_out_of_bounds(const int64_t* index, const ScatterGatherShape& shape) {
+  const auto at = [&](int64_t o, int64_t r, int64_t n) { return index[(o * shape.rows + r) * shape.inner + n]; };
+  for (int64_t a = 0; a < (shape.rows_checked_first ? shape.rows : shape.outer); ++a) {
+    for (int64_t b = 0; b < (shape.rows_checked_first ? shape.outer : shape.rows); ++b) {
+      for (int64_t n = 0; n < shape.inner; ++n) {
+        const int64_t k = shape.rows_checked_first ? at(b, a, n) : at(a, b, n);
+        TORCH_CHECK(!outside(k, shape.extent), "index ", k, " is out of bounds for dimension ", shape.dim,
+                    " with size ", shape.extent);
+      }
+    }
+  }
+  TORCH_CHECK(false, "scatter_gather_rows: no index out of bounds after all");
+}
 
 // Runs body(o, first, last) over every column [first, last) of every outer
 // slice o, the (o, column) pairs split among the OpenMP team in contiguous
@@ -50,7 +50,7 @@ void for_each_column_run(const ScatterGatherShape& shape, const Body& body) {
 
 template <class Element>
 void gather_of(const Element* source, const int64_t* index, Element* result, const ScatterGatherShape& shape) {
-  OutOfBounds out_of_bounds;
+  std::atomic<bool> out_of_bounds{false};
   for_each_column_run(shape, [&](int64_t o, int64_t first, int64_t last) {
     const Element* slice = source + o * shape.extent * shape.inner;
     for (int64_t r = 0; r < shape.rows; ++r) {
@@ -60,27 +60,27 @@ void gather_of(const Element* source, const int64_t* index, Element* result, con
       for (int64_t n = first; n < last; ++n) {
         const int64_t k = row_index[n];
         if (outside(k, shape.extent)) {
-          out_of_bounds.report(k);
+          out_of_bounds.store(true, std::memory_order_relaxed);
           continue;
         }
         row_result[n] = slice[k * shape.inner + n];
       }
     }
   });
-  out_of_bounds.raise_if_found(shape);
+  if (out_of_bounds.load(std::memory_order_relaxed)) raise_out_of_bounds(index, shape);
 }
 
 template <class Element>
 void scatter_add_of(Element* destination, const int64_t* index, const Element* source,
                     const ScatterGatherShape& shape) {
-  OutOfBounds out_of_bounds;
+  std::atomic<bool> out_of_bounds{false};
   const int64_t count = shape.outer * shape.rows * shape.inner;
   at::parallel_for(0, count, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      if (outside(index[i], shape.extent)) out_of_bounds.report(index[i]);
+      if (outside(index[i], shape.extent)) out_of_bounds.store(true, std::memory_order_relaxed);
     }
   });
-  out_of_bounds.raise_if_found(shape);
+  if (out_of_bounds.load(std::memory_order_relaxed)) raise_out_of_bounds(index, shape);
   for_each_column_run(shape, [&](int64_t o, int64_t first, int64_t last) {
     Element* slice = destination + o * shape.extent * shape.inner;
     for (int64_t r = 0; r < shape.rows; ++r) {

@@ -29,12 +29,18 @@ struct ScatterGatherShape {
   int64_t extent;
   int64_t inner;
   int64_t dim;  // for the out-of-bounds message only
+  // Whether the CPU's kernel checks indices row by row across the outer
+  // slices (where `dim` is followed only by size-1 dimensions and is not
+  // the last) rather than slice by slice: that order decides which index
+  // its error names when several are out of bounds.
+  bool rows_checked_first;
 };
 
 // result[o, r, n] = source[o, index[o, r, n], n] for `element_size`-byte
 // elements (1, 2, 4 or 8), split among the calling thread's OpenMP team.
-// Throws the CPU's error if an index is outside [0, extent); the result is
-// then unspecified.
+// Throws the CPU's error if an index is outside [0, extent), naming the one
+// the CPU's kernel names when it runs on one thread; the result is then
+// unspecified.
 void gather_rows(const void* source, const int64_t* index, void* result, int64_t element_size,
                  const ScatterGatherShape& shape);
 
