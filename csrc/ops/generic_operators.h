@@ -660,6 +660,8 @@ inline constexpr const char* kGenericOperators[] = {
     "mish.out",
     "mish_",
     "mish_backward",
+    "mkldnn_rnn_layer",
+    "mkldnn_rnn_layer_backward",
     "mm",
     "mm.out",
     "mode",

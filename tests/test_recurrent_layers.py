@@ -1,0 +1,129 @@
+"""nn.LSTM as oneDNN's LSTM layers, as on the CPU (csrc/ops/recurrent_layers.cpp).
+
+Each case runs one module on the CPU and on axon and compares outputs, final states and every gradient (bit for
+bit where axon runs oneDNN's layers, as the CPU does). It also checks from the autograd graph which route axon
+took (oneDNN's layer has its own backward node), so a case the route would get wrong cannot pass by having taken
+the composite instead.
+"""
+
+import copy
+
+import pytest
+import torch
+from conftest import assert_same_bits
+from torch import nn
+
+
+def autograd_nodes(tensor):
+    """The names of every node of `tensor`'s autograd graph."""
+    names, pending, seen = set(), [tensor.grad_fn], set()
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        names.add(node.name())
+        pending.extend(next_node for next_node, _ in node.next_functions)
+    return names
+
+
+def run(module, x, device, state=None):
+    """Outputs, final states, the input's gradient and the parameters' gradients of one forward and backward."""
+    module = copy.deepcopy(module).to(device)
+    x = x.to(device, copy=True).requires_grad_()
+    state = None if state is None else tuple(s.to(device, copy=True).requires_grad_() for s in state)
+    out, (h, c) = module(x, state)
+    (out.sum() + 2 * h.sum() + 3 * c.sum()).backward()
+    grads = [x.grad] + ([] if state is None else [s.grad for s in state]) + [p.grad for p in module.parameters()]
+    return [out, h, c] + grads, autograd_nodes(out)
+
+
+def compare(module, x, state=None, *, onednn):
+    expected, _ = run(module, x, "cpu", state)
+    got, nodes = run(module, x, "axon", state)
+    assert ("MkldnnRnnLayerBackward0" in nodes) == onednn, nodes
+    if onednn:
+        assert_same_bits(expected, got)
+    else:  # the composite composes each step from axon's fused cells, the CPU's from separate operators
+        for e, g in zip(expected, got):
+            torch.testing.assert_close(g.cpu(), e)
+
+
+@pytest.mark.parametrize("options", [
+    dict(num_layers=1),
+    dict(num_layers=2, batch_first=True),
+    dict(num_layers=2, bidirectional=True),
+    dict(num_layers=3, bidirectional=True, batch_first=True),
+    dict(num_layers=2, bias=False),
+])
+def test_lstm_runs_onednn_layers_with_the_cpus_bits(options):
+    torch.manual_seed(0)
+    module = nn.LSTM(12, 20, **options)
+    x = torch.randn(4, 6, 12)
+    compare(module, x, onednn=True)
+
+
+def test_lstm_with_initial_states():
+    torch.manual_seed(1)
+    module = nn.LSTM(8, 16, num_layers=2, bidirectional=True)
+    state = (torch.randn(4, 3, 16), torch.randn(4, 3, 16))
+    compare(module, torch.randn(5, 3, 8), state, onednn=True)
+
+
+@pytest.mark.parametrize("name,module,dtype", [
+    ("projections", nn.LSTM(8, 16, num_layers=2, proj_size=6), torch.float32),
+    ("double", nn.LSTM(8, 16, num_layers=2), torch.float64),
+])
+def test_other_lstms_take_the_composite(name, module, dtype):
+    torch.manual_seed(2)
+    compare(module.to(dtype), torch.randn(5, 3, 8, dtype=dtype), onednn=False)
+
+
+def test_onednn_disabled_takes_the_composite():
+    torch.manual_seed(3)
+    with torch.backends.mkldnn.flags(enabled=False):
+        compare(nn.LSTM(8, 16), torch.randn(5, 3, 8), onednn=False)
+
+
+def test_lstm_without_gradients_and_in_inference_mode():
+    torch.manual_seed(4)
+    module = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+    x = torch.randn(3, 5, 8)
+    expected = module(x)[0].detach()
+    on_axon = copy.deepcopy(module).to("axon")
+    with torch.no_grad():
+        assert_same_bits([expected], [on_axon(x.to("axon"))[0]])
+    with torch.inference_mode():
+        assert_same_bits([expected], [on_axon(x.to("axon"))[0]])
+
+
+def test_dropout_between_layers_in_training():
+    torch.manual_seed(5)
+    module = nn.LSTM(8, 16, num_layers=3, dropout=0.5).to("axon").train()
+    x = torch.randn(5, 3, 8, device="axon")
+    torch.manual_seed(6)
+    first = module(x)[0]
+    torch.manual_seed(6)
+    again = module(x)[0]
+    assert_same_bits([first.cpu()], [again])  # the same seed draws the same masks
+    assert not torch.equal(first.cpu(), module.eval()(x)[0].cpu())  # and dropout did drop
+
+
+def test_wrong_input_size_raises_the_cpus_error():
+    module = nn.LSTM(8, 16)
+    with pytest.raises(RuntimeError) as cpu_error:
+        module(torch.randn(5, 3, 9))
+    with pytest.raises(RuntimeError) as axon_error:
+        copy.deepcopy(module).to("axon")(torch.randn(5, 3, 9, device="axon"))
+    assert str(axon_error.value) == str(cpu_error.value)
+
+
+@pytest.mark.parametrize("backend", ["axon", "inductor"])
+def test_compiled_lstm_matches_eager(backend):
+    torch.manual_seed(7)
+    module = nn.LSTM(8, 16, num_layers=2, batch_first=True).to("axon")
+    x = torch.randn(3, 5, 8, device="axon")
+    eager = module(x)[0]
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend=backend)(x)[0]
+    torch.testing.assert_close(compiled.cpu(), eager.cpu())
