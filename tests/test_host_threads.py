@@ -74,3 +74,22 @@ def test_a_compiled_executable_makes_the_workers_openmp_helper_stop_spinning():
     assert parked_before == "False" and parked_after == "True"
     assert float(before) > 1.5, f"the helper spent {before} ms spinning before any executable: expected it to spin"
     assert float(after) < 1.0, f"the helper spent {after} ms of 100 idle ms spinning after an executable loaded"
+
+
+def test_small_kernels_run_on_one_thread_and_topk_with_the_team():
+    # Below 1 MiB a kernel runs on one thread (waking a helper costs more than it gives back), except
+    # topk, whose CPU kernel takes 5-7x longer on one thread at these sizes (docs/benchmarks.md, stop 50).
+    import torch_axon
+
+    launches = torch_axon._C._testing.single_thread_launches
+    x = torch.randn(256, 256, device="axon")
+    expected = x.cpu().topk(16, -1)
+    torch.axon.synchronize()
+    before = launches()
+    torch.erf(x)
+    torch.axon.synchronize()
+    assert launches() == before + 1
+    values, indices = x.topk(16, -1)
+    torch.axon.synchronize()
+    assert launches() == before + 1
+    assert torch.equal(values.cpu(), expected.values) and torch.equal(indices.cpu(), expected.indices)

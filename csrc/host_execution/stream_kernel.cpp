@@ -281,7 +281,7 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
     }
   }
   const size_t bytes = aliases.bytes_covered();
-  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call));
+  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call), plan.team_at_any_size);
   return true;
 }
 

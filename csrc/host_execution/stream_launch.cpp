@@ -16,6 +16,8 @@
 namespace axon {
 namespace {
 
+std::atomic<int64_t> single_thread_launch_count{0};
+
 // The task status naming `error`'s kind, so that the error raised at
 // synchronization has the CPU kernel's Python type (see core/check.cpp).
 axon_status failure_status(const c10::Error& error) {
@@ -103,6 +105,7 @@ struct LaunchQueuing {
                     LaunchRelease release) {
     launch->kernel_name_ = kernel_name;
     launch->serial_ = serial;
+    if (serial) single_thread_launch_count.fetch_add(1, std::memory_order_relaxed);
     launch->destroyed_by_queuing_thread_ = release == LaunchRelease::kByQueuingThread;
     const axon_host_function task{&run_kernel, &release_kernel, launch.release()};
     const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });
@@ -133,10 +136,12 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& 
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
-                      std::unique_ptr<HostLaunch> launch) {
+                      std::unique_ptr<HostLaunch> launch, bool team_at_any_size) {
   LaunchQueuing::destroy_finished_launches();
-  LaunchQueuing::queue(stream, kernel_name, std::move(launch), bytes_covered < kSingleThreadBelowBytes,
-                       LaunchRelease::kByQueuingThread);
+  LaunchQueuing::queue(stream, kernel_name, std::move(launch),
+                       !team_at_any_size && bytes_covered < kSingleThreadBelowBytes, LaunchRelease::kByQueuingThread);
 }
+
+int64_t single_thread_launches() { return single_thread_launch_count.load(std::memory_order_relaxed); }
 
 }  // namespace axon

@@ -76,7 +76,14 @@ class HostLaunch {
 // kByQueuingThread says, so it keeps that rule: it holds nothing but the
 // aliases' description and values made for the call, and its run() consumes
 // copies.
+//
+// `team_at_any_size`: the kernel runs with the worker's OpenMP team even
+// below kSingleThreadBelowBytes, for CPU kernels whose work is far above the
+// bytes they cover (OperatorPlan::team_at_any_size).
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
-                      std::unique_ptr<HostLaunch> launch);
+                      std::unique_ptr<HostLaunch> launch, bool team_at_any_size = false);
+
+// How many launches so far ran on one thread (kSingleThreadBelowBytes); for tests.
+int64_t single_thread_launches();
 
 }  // namespace axon

@@ -81,6 +81,7 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
       plan.generator_argument = static_cast<int>(i);
     }
   }
+  plan.team_at_any_size = schema.name() == "aten::topk";
   const bool indexing = schema.name() == "aten::index" || schema.name() == "aten::index_put_" ||
                         schema.name() == "aten::index_put" || schema.name() == "aten::_index_put_impl_" ||
                         schema.name() == "aten::index_fill_" || schema.name() == "aten::index_fill";

@@ -31,6 +31,10 @@ struct OperatorPlan {
   // whose CPU tensors are moved to the device, as CUDA moves CPU indices;
   // -1 for other operators.
   int host_index_argument = -1;
+  // Run with the worker's OpenMP team at any size (launch_on_stream): CPU
+  // kernels whose work is far above the bytes they cover. topk takes 0.08 ms
+  // on two threads and 0.43-0.58 ms on one for 256 rows of 256 floats.
+  bool team_at_any_size = false;
   // Set when the op cannot run through the generic kernel (view results).
   std::string unsupported_reason;
 };

@@ -112,6 +112,9 @@ void init_testing(py::module_& m) {
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
   testing.def("direct_kernel_launches", &direct_kernel_launches,
               "calls the unboxed direct kernels took themselves, queued or inline (host_execution/direct_kernels.h)");
+  testing.def(
+      "single_thread_launches", &single_thread_launches,
+      "host kernels queued to run on one thread, below kSingleThreadBelowBytes (host_execution/stream_launch.h)");
   testing.def("inline_kernel_runs", &inline_kernel_runs,
               "calls computed on the calling thread while their stream was idle (host_execution/inline_kernels.h)");
   testing.def(
