@@ -17,11 +17,11 @@ bool outside(int64_t index, int64_t extent) { return static_cast<uint64_t>(index
 // column, or rows outermost (ScatterGatherShape::rows_checked_first). Runs
 // only once an index is known to be out of bounds.
 [[noreturn]] void raise_out_of_bounds(const int64_t* index, const ScatterGatherShape& shape) {
-  const auto at = [&](int64_t o, int64_t r, int64_t n) { return index[(o * shape.rows + r) * shape.inner + n]; };
+  const auto index_at = [&](int64_t o, int64_t r, int64_t n) { return index[(o * shape.rows + r) * shape.inner + n]; };
   for (int64_t a = 0; a < (shape.rows_checked_first ? shape.rows : shape.outer); ++a) {
     for (int64_t b = 0; b < (shape.rows_checked_first ? shape.outer : shape.rows); ++b) {
       for (int64_t n = 0; n < shape.inner; ++n) {
-        const int64_t k = shape.rows_checked_first ? at(b, a, n) : at(a, b, n);
+        const int64_t k = shape.rows_checked_first ? index_at(b, a, n) : index_at(a, b, n);
         TORCH_CHECK(!outside(k, shape.extent), "index ", k, " is out of bounds for dimension ", shape.dim,
                     " with size ", shape.extent);
       }
