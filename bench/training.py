@@ -1,4 +1,4 @@
-"""Training-step benchmarks: one step of an MLP, a small CNN and a small GPT.
+"""Training-step benchmarks: one step of an MLP, a small CNN, a small GPT and a 2-layer LSTM classifier.
 
     python bench/training.py
 
@@ -33,6 +33,22 @@ def cnn():
     return model, (torch.randn(32, 3, 32, 32),), torch.randint(0, 10, (32,))
 
 
+class SequenceClassifier(nn.Module):
+    """A 2-layer LSTM over a sequence, classified from its last step."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(256, 512, num_layers=2, batch_first=True)
+        self.head = nn.Linear(512, 10)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0][:, -1])
+
+
+def lstm():
+    return SequenceClassifier(), (torch.randn(16, 64, 256),), torch.randint(0, 10, (16,))
+
+
 def gpt():
     model = TinyGPT(vocab=256, context=128, width=256, heads=4, layers=4)
     return model, (torch.randint(0, 256, (8, 128)),), torch.randint(0, 256, (8, 128))
@@ -57,7 +73,7 @@ def step_function(model: nn.Module, inputs, target, device: str):
     return step
 
 
-CASES = (("MLP step (ms)", mlp), ("CNN step (ms)", cnn), ("GPT step (ms)", gpt))
+CASES = (("MLP step (ms)", mlp), ("CNN step (ms)", cnn), ("GPT step (ms)", gpt), ("LSTM step (ms)", lstm))
 
 
 def measure(device: str) -> dict[str, float]:
