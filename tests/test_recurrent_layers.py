@@ -127,3 +127,45 @@ def test_compiled_lstm_matches_eager(backend):
     torch._dynamo.reset()
     compiled = torch.compile(module, backend=backend)(x)[0]
     torch.testing.assert_close(compiled.cpu(), eager.cpu())
+
+
+@pytest.mark.parametrize("name,call", [
+    ("hidden batch smaller", lambda m, x: torch._VF.lstm(x, [torch.zeros(1, 2, 6, device="axon")] * 2,
+                                                         m._flat_weights, True, 1, 0.0, True, False, False)),
+    ("hidden batch larger", lambda m, x: torch._VF.lstm(x, [torch.zeros(1, 4, 6, device="axon")] * 2,
+                                                        m._flat_weights, True, 1, 0.0, True, False, False)),
+    ("input features", lambda m, x: torch._VF.lstm(torch.randn(5, 3, 5, device="axon"),
+                                                   [torch.zeros(1, 3, 6, device="axon")] * 2, m._flat_weights,
+                                                   True, 1, 0.0, True, False, False)),
+])
+def test_sizes_that_do_not_fit_raise_instead_of_writing_out_of_bounds(name, call):
+    # The CPU's oneDNN route does not check these and writes out of bounds; axon leaves them to the composite.
+    module = nn.LSTM(4, 6).to("axon")
+    with pytest.raises(RuntimeError):
+        call(module, torch.randn(5, 3, 4, device="axon"))
+        torch.axon.synchronize()
+
+
+def test_autocast_gives_the_lstm_its_dtype_as_on_the_cpu():
+    torch.manual_seed(8)
+    module, x = nn.LSTM(4, 6, 2), torch.randn(5, 3, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = module(x)[0]
+    module = module.to("axon")
+    with torch.autocast("axon", dtype=torch.bfloat16):
+        got = module(x.to("axon"))[0]
+    assert got.dtype == expected.dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize("backend", ["axon", "inductor"])
+def test_compiled_lstm_traced_whole_matches_eager(backend):
+    # With allow_rnn Dynamo traces into the LSTM: its fake tensors take the composite.
+    torch.manual_seed(9)
+    module = nn.LSTM(4, 6, 2, bidirectional=True).to("axon")
+    x = torch.randn(5, 3, 4, device="axon")
+    eager = module(x)[0]
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(allow_rnn=True):
+        compiled = torch.compile(module, backend=backend)(x)[0]
+        compiled.sum().backward()
+    torch.testing.assert_close(compiled.cpu(), eager.cpu())

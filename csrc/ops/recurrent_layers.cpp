@@ -10,12 +10,19 @@
 // kernel, recorded by autograd with their own derivative. Same primitive, same
 // arguments: the CPU's bits.
 //
-// Every other call (other dtypes, projections, oneDNN disabled, an empty
-// input, operands on several devices, memory the host cannot address, where
-// compiled eager kernels serve) takes the composite, which also raises the
-// CPU's errors. Registered for PrivateUse1, and for AutogradPrivateUse1 so
-// that autograd sees the layer operators rather than the composite's.
+// Every other call takes the composite, which also raises the errors: other
+// dtypes, projections, oneDNN disabled, an empty input, operands on several
+// devices, memory the host cannot address (compiled eager kernels serve it),
+// autocast on (the composite's products take autocast's dtype, as the CPU's
+// LSTM does), tensor subclasses (FakeTensor while torch.compile traces), and
+// sizes that do not fit together. That last check is axon's own: the CPU's
+// oneDNN route does not make it, and writes out of bounds when hidden states
+// or weights disagree with the input (reachable through torch._VF.lstm).
+// Registered for PrivateUse1, and for AutogradPrivateUse1 so that autograd
+// sees the layer operators rather than the composite's.
 #include <ATen/Context.h>
+#include <ATen/TensorSubclassLikeUtils.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/dropout.h>
 #include <ATen/ops/lstm_native.h>
@@ -24,6 +31,7 @@
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include <array>
 #include <vector>
 
 #include "compiled_execution/compiled_kernel.h"
@@ -36,34 +44,43 @@ namespace {
 constexpr int64_t kOneDnnLstm = 2;
 
 // Whether the CPU would run this call as oneDNN layers (its use_mkldnn, for
-// float32), on one axon device whose memory the host addresses.
+// float32), on one axon device whose memory the host addresses, with sizes
+// that fit together.
 bool onednn_layers(const at::Tensor& input, at::TensorList hx, at::TensorList params, bool has_biases,
-                   int64_t num_layers, bool bidirectional) {
-  if (!at::globalContext().userEnabledMkldnn() || hx.size() != 2 || !input.is_privateuseone() ||
-      input.scalar_type() != at::kFloat || input.dim() != 3 || input.numel() == 0) {
+                   int64_t num_layers, bool bidirectional, bool batch_first) {
+  if (!at::globalContext().userEnabledMkldnn() || at::autocast::is_autocast_enabled(c10::DeviceType::PrivateUse1) ||
+      hx.size() != 2 || !input.is_privateuseone() || input.scalar_type() != at::kFloat || input.dim() != 3 ||
+      input.numel() == 0 || at::isTensorSubclassLike(input)) {
     return false;
   }
   const c10::Device device = input.device();
   if (!host_addressable(device.index()) || compiled_kernels_first(device)) return false;
-  const auto same_kind = [&](const at::Tensor& t) {
-    return t.defined() && t.device() == device && t.scalar_type() == at::kFloat && t.layout() == c10::kStrided;
+  const auto same_kind = [&](const at::Tensor& t, c10::IntArrayRef sizes) {
+    return t.defined() && t.device() == device && t.scalar_type() == at::kFloat && t.layout() == c10::kStrided &&
+           !at::isTensorSubclassLike(t) && t.sizes().equals(sizes);
   };
-  for (const at::Tensor& t : hx) {
-    if (!same_kind(t) || t.dim() != 3) return false;
+  const int64_t directions = bidirectional ? 2 : 1, per_layer = has_biases ? 4 : 2;
+  if (num_layers < 1 || static_cast<int64_t>(params.size()) != num_layers * directions * per_layer) return false;
+  const int64_t batch = input.size(batch_first ? 0 : 1), hidden = hx[0].dim() == 3 ? hx[0].size(2) : -1;
+  const std::array<int64_t, 3> state_sizes = {num_layers * directions, batch, hidden};
+  if (hidden < 1 || !same_kind(hx[0], state_sizes) || !same_kind(hx[1], state_sizes)) return false;  // or projections
+  for (int64_t layer = 0; layer < num_layers; ++layer) {
+    const int64_t layer_input = layer == 0 ? input.size(2) : hidden * directions;
+    for (int64_t direction = 0; direction < directions; ++direction) {
+      const at::Tensor* weights = params.data() + (layer * directions + direction) * per_layer;
+      const std::array<int64_t, 2> ih = {4 * hidden, layer_input}, hh = {4 * hidden, hidden};
+      const std::array<int64_t, 1> bias = {4 * hidden};
+      if (!same_kind(weights[0], ih) || !same_kind(weights[1], hh)) return false;
+      if (has_biases && (!same_kind(weights[2], bias) || !same_kind(weights[3], bias))) return false;
+    }
   }
-  for (const at::Tensor& t : params) {
-    if (!same_kind(t)) return false;
-  }
-  const int64_t directions = bidirectional ? 2 : 1;
-  const bool projections = hx[0].size(2) != hx[1].size(2);
-  return !projections && num_layers >= 1 && hx[0].size(0) == num_layers * directions &&
-         static_cast<int64_t>(params.size()) == num_layers * directions * (has_biases ? 4 : 2);
+  return true;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm(const at::Tensor& input, at::TensorList hx, at::TensorList params,
                                                     bool has_biases, int64_t num_layers, double dropout, bool train,
                                                     bool bidirectional, bool batch_first) {
-  if (!onednn_layers(input, hx, params, has_biases, num_layers, bidirectional)) {
+  if (!onednn_layers(input, hx, params, has_biases, num_layers, bidirectional, batch_first)) {
     return at::native::lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first);
   }
   // The CPU's sequence of calls (aten/src/ATen/native/mkldnn/RNN.cpp), argument for argument: the input made
