@@ -61,7 +61,8 @@ bool onednn_layers(const at::Tensor& input, at::TensorList hx, at::TensorList pa
   };
   const int64_t directions = bidirectional ? 2 : 1, per_layer = has_biases ? 4 : 2;
   if (num_layers < 1 || static_cast<int64_t>(params.size()) != num_layers * directions * per_layer) return false;
-  const int64_t batch = input.size(batch_first ? 0 : 1), hidden = hx[0].dim() == 3 ? hx[0].size(2) : -1;
+  const int64_t batch = input.size(batch_first ? 0 : 1),
+                hidden = hx[0].defined() && hx[0].dim() == 3 ? hx[0].size(2) : -1;
   const std::array<int64_t, 3> state_sizes = {num_layers * directions, batch, hidden};
   if (hidden < 1 || !same_kind(hx[0], state_sizes) || !same_kind(hx[1], state_sizes)) return false;  // or projections
   for (int64_t layer = 0; layer < num_layers; ++layer) {
