@@ -15,6 +15,12 @@ import torch
 import torch_axon
 
 
+def direct_launches() -> int:
+    """Calls the direct kernels took themselves so far (csrc/host_execution/direct_kernels.h): a test reads it
+    before and after a call to tell whether the direct path or the generic kernel served it."""
+    return torch_axon._C._testing.direct_kernel_launches()
+
+
 def draw(*shape, seed):
     """Unit-normal float values on the CPU, from their own seeded generator."""
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))

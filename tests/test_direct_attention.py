@@ -13,7 +13,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import draw
+from conftest import direct_launches, draw
 
 import torch_axon
 
@@ -21,10 +21,6 @@ aten = torch.ops.aten
 testing = torch_axon._C._testing
 
 pytestmark = pytest.mark.skipif(not testing.attention_blocks_available(), reason="PyTorch built without MKL")
-
-
-def launches():
-    return testing.direct_kernel_launches()
 
 
 def reference(q, k, v, causal, scale):
@@ -63,9 +59,9 @@ def test_values_and_layouts_match_the_cpu(shape, causal):
     q, k, v = draw(batch, heads, rows, size, seed=1), draw(batch, heads, keys, size, seed=2), draw(
         batch, heads, keys, size, seed=3)
     grad = draw(batch, heads, rows, size, seed=4)
-    before = launches()
+    before = direct_launches()
     out, lse, grads = attention_on("axon", q, k, v, causal, None, grad)
-    assert launches() - before == 2
+    assert direct_launches() - before == 2
     cpu_out, cpu_lse, cpu_grads = attention_on("cpu", q, k, v, causal, None, grad)
     expected_out, expected_lse = reference(q, k, v, causal, None)
     for got, cpu in zip((out, lse, *grads), (cpu_out, cpu_lse, *cpu_grads)):
@@ -90,14 +86,14 @@ def test_a_gpts_views_of_one_projection_and_autograd():
 
     testing.set_attention_blocks_enabled(False)
     try:
-        before = launches()
+        before = direct_launches()
         run("axon")
-        without_blocks = launches() - before
+        without_blocks = direct_launches() - before
     finally:
         testing.set_attention_blocks_enabled(True)
-    before = launches()
+    before = direct_launches()
     out, grad = run("axon")
-    assert launches() - before == without_blocks + 2  # the forward and the backward
+    assert direct_launches() - before == without_blocks + 2  # the forward and the backward
     cpu_out, cpu_grad = run("cpu")
     assert out.stride() == cpu_out.stride()
     torch.testing.assert_close(out.cpu(), cpu_out, rtol=2e-5, atol=2e-5)
@@ -136,9 +132,9 @@ def test_calls_the_blocks_decline_run_the_cpus_kernels():
     for tensors, options in declined:
         on_axon = [t.to("axon") for t in tensors]
         axon_options = {name: t.to("axon") for name, t in options.items()}
-        before = launches()
+        before = direct_launches()
         got = aten._scaled_dot_product_flash_attention_for_cpu(*on_axon, 0.0, False, **axon_options)
-        assert launches() == before
+        assert direct_launches() == before
         expected = aten._scaled_dot_product_flash_attention_for_cpu(*tensors, 0.0, False, **options)
         for g, e in zip(got, expected):
             assert g.stride() == e.stride()
@@ -162,9 +158,9 @@ def test_the_switch_for_comparisons_hands_calls_to_the_cpus_kernels():
     q, k, v = (draw(1, 2, 8, 4, seed=s).to("axon") for s in (21, 22, 23))
     testing.set_attention_blocks_enabled(False)
     try:
-        before = launches()
+        before = direct_launches()
         off = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)[0]
-        assert launches() == before
+        assert direct_launches() == before
     finally:
         testing.set_attention_blocks_enabled(True)
     on = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, True)[0]
@@ -176,10 +172,10 @@ def test_scales_the_blocks_cannot_take_keep_the_cpus_values(scale, causal):
     """The block kernels take the scale as their products' alpha: a scale that is not finite, and a causal
     call's scale of 0 or less (where the CPU's kernel gives NaN), go to the CPU's kernels."""
     q, k, v = (draw(1, 1, 16, 8, seed=s) for s in (24, 25, 26))
-    before = launches()
+    before = direct_launches()
     got = aten._scaled_dot_product_flash_attention_for_cpu(q.to("axon"), k.to("axon"), v.to("axon"), 0.0, causal,
                                                            scale=scale)
-    assert launches() == before
+    assert direct_launches() == before
     expected = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, scale=scale)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g.cpu(), e, equal_nan=True)
@@ -194,11 +190,11 @@ def test_a_gradient_whose_row_stride_no_gemm_takes_goes_to_the_cpus_kernel():
         q_, k_, v_ = (t.to(device) for t in (q, k, v))
         out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q_, k_, v_, 0.0, False)
         grad_out = gradient.to(device).as_strided((1, 2, 1, 16), (32, 16, 2**32 + 1, 1))
-        before = launches()
+        before = direct_launches()
         results[device] = aten._scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q_, k_, v_, out, lse,
                                                                                      0.0, False)
         if device == "axon":
-            assert launches() == before
+            assert direct_launches() == before
     for g, e in zip(results["axon"], results["cpu"]):
         torch.testing.assert_close(g.cpu(), e, rtol=2e-5, atol=2e-5)
 

@@ -7,21 +7,15 @@ case the direct path would get wrong cannot pass by having been declined.
 
 import pytest
 import torch
-from conftest import closed_gate, run_python
-
-import torch_axon
-
-
-def launches():
-    return torch_axon._C._testing.direct_kernel_launches()
+from conftest import closed_gate, direct_launches, run_python
 
 
 def same_as_cpu(function, *cpu_args, direct):
     """Runs `function` on axon copies of `cpu_args` and on the CPU; checks values, dtype, strides, and the path."""
     axon_args = [a.to("axon") if isinstance(a, torch.Tensor) else a for a in cpu_args]
-    before = launches()
+    before = direct_launches()
     got = function(*axon_args)
-    taken = launches() > before
+    taken = direct_launches() > before
     expected = function(*cpu_args)
     assert got.device.type == "axon"
     assert got.dtype == expected.dtype and got.shape == expected.shape and got.stride() == expected.stride()
@@ -93,25 +87,25 @@ def test_other_calls_go_to_the_generic_kernel(name, function, args):
 def test_fills_match_the_cpu_and_keep_other_views():
     base = torch.arange(24.0).reshape(4, 6)
     device_base = base.to("axon")
-    before = launches()
+    before = direct_launches()
     device_base[1:3, 2:5].fill_(-1.5)
     device_base[3].zero_()
     mask = torch.ones(6, dtype=torch.bool, device="axon").fill_(False)
-    assert launches() - before >= 3
+    assert direct_launches() - before >= 3
     base[1:3, 2:5].fill_(-1.5)
     base[3].zero_()
     assert torch.equal(device_base.cpu(), base)
     assert torch.equal(mask.cpu(), torch.zeros(6, dtype=torch.bool))
-    before = launches()
+    before = direct_launches()
     assert torch.equal(torch.zeros(2, 3, dtype=torch.int16, device="axon").cpu(), torch.zeros(2, 3, dtype=torch.int16))
-    assert launches() == before + 1  # zeros allocates and queues its fill in one kernel
+    assert direct_launches() == before + 1  # zeros allocates and queues its fill in one kernel
     complex_zeros = torch.zeros(2, dtype=torch.complex64, device="axon")
     assert torch.equal(complex_zeros.cpu(), torch.zeros(2, dtype=torch.complex64))
     # Expanded: elements share memory, so the generic kernel fills it (as the CPU does, without complaint).
     expanded = torch.zeros(1, device="axon").expand(3)
-    before = launches()
+    before = direct_launches()
     expanded.fill_(2.0)
-    assert launches() == before and torch.equal(expanded.cpu(), torch.full((3,), 2.0))
+    assert direct_launches() == before and torch.equal(expanded.cpu(), torch.full((3,), 2.0))
 
 
 def test_errors_raise_at_the_call():
@@ -136,13 +130,13 @@ def test_errors_raise_at_the_call():
 def test_direct_kernels_are_queued_on_the_current_stream():
     a = torch.ones(1 << 16, device="axon")
     torch.axon.synchronize()
-    before = launches()
+    before = direct_launches()
     with closed_gate() as stream:
         b = (a + 1) * 3
         c = torch.relu(b - 10).sum()
         b.zero_()
         assert not stream.query()
-    assert launches() - before == 6  # add, mul, sub, relu, sum, zero_
+    assert direct_launches() - before == 6  # add, mul, sub, relu, sum, zero_
     torch.axon.synchronize()
     assert c.item() == 0.0 and torch.equal(b.cpu(), torch.zeros(1 << 16))
 

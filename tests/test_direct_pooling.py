@@ -12,13 +12,7 @@ counter), so a case cannot pass by having been left to the generic kernel.
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import closed_gate
-
-import torch_axon
-
-
-def launches():
-    return torch_axon._C._testing.direct_kernel_launches()
+from conftest import closed_gate, direct_launches
 
 
 def awkward(shape, seed=0):
@@ -72,9 +66,9 @@ def test_values_and_indices_equal_the_cpu_bit_for_bit(shape, kernel, stride, pad
     if stride is not None:
         arguments["stride"] = stride
     values, indices = F.max_pool2d_with_indices(x, **arguments)
-    before = launches()
+    before = direct_launches()
     got_values, got_indices = F.max_pool2d_with_indices(x.to("axon"), **arguments)
-    assert launches() == before + 1, "the direct path did not take the call"
+    assert direct_launches() == before + 1, "the direct path did not take the call"
     same_bits(got_values, values)
     same_bits(got_indices, indices)
 
@@ -106,9 +100,9 @@ def test_averages_equal_the_cpu_bit_for_bit(shape, kernel, stride, padding, ceil
     if stride is not None:
         arguments["stride"] = stride
     expected = F.avg_pool2d(x, **arguments)
-    before = launches()
+    before = direct_launches()
     got = F.avg_pool2d(x.to("axon"), **arguments)
-    assert launches() == before + 1, "the direct path did not take the call"
+    assert direct_launches() == before + 1, "the direct path did not take the call"
     same_bits(got, expected)
 
 
@@ -126,11 +120,11 @@ def test_average_gradients_equal_the_cpu_bit_for_bit(shape, kernel, stride, padd
     grad = torch.randn(output.shape, generator=g) * torch.logspace(-35, 35, output.shape[-1])
     grad.view(-1)[:3] = -0.0
     expected = torch.ops.aten.avg_pool2d_backward(grad, x, *arguments)
-    before = launches()
+    before = direct_launches()
     got = torch.ops.aten.avg_pool2d_backward(grad.to("axon"), x.to("axon"), *arguments)
     # Only windows that do not overlap take axon's kernel; the rest are the CPU's kernel, equal anyway.
     disjoint = all(s >= k for s, k in zip(arguments[1], arguments[0]))
-    assert launches() == before + disjoint
+    assert direct_launches() == before + disjoint
     same_bits(got, expected)
 
 
@@ -167,10 +161,10 @@ def test_other_inputs_go_to_the_generic_kernel(name, make):
     x = make(awkward((2, 3, 10, 12)))
     values, indices = F.max_pool2d_with_indices(x, 3, 2, 1)
     average = F.avg_pool2d(x.nan_to_num(0.0, 0.0, 0.0), 3, 2, 1)
-    before = launches()
+    before = direct_launches()
     got_values, got_indices = F.max_pool2d_with_indices(x.to("axon"), 3, 2, 1)
     got_average = F.avg_pool2d(x.nan_to_num(0.0, 0.0, 0.0).to("axon"), 3, 2, 1)
-    assert launches() == before
+    assert direct_launches() == before
     assert got_values.stride() == values.stride() and got_indices.stride() == indices.stride()
     assert got_average.stride() == average.stride()
     torch.testing.assert_close(got_values.cpu(), values, equal_nan=True)

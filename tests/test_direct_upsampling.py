@@ -11,13 +11,7 @@ the call (the launch counter).
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import closed_gate
-
-import torch_axon
-
-
-def launches():
-    return torch_axon._C._testing.direct_kernel_launches()
+from conftest import closed_gate, direct_launches
 
 
 def numbered(shape, dtype):
@@ -61,9 +55,9 @@ CASES = [
 def test_resizes_equal_the_cpu_bit_for_bit(shape, arguments, dtype):
     x = numbered(shape, dtype)
     expected = F.interpolate(x, **arguments)
-    before = launches()
+    before = direct_launches()
     got = F.interpolate(x.to("axon"), **arguments)
-    assert launches() == before + 1, "the direct path did not take the call"
+    assert direct_launches() == before + 1, "the direct path did not take the call"
     same_bits(got, expected)
 
 
@@ -83,9 +77,9 @@ def test_gradients_equal_the_cpu_bit_for_bit(shape, arguments, dtype):
     backward = (torch.ops.aten._upsample_nearest_exact2d_backward if arguments.get("mode") == "nearest-exact"
                 else torch.ops.aten.upsample_nearest2d_backward)
     expected = backward(grad, list(output_size[2:]), list(shape), *scales)
-    before = launches()
+    before = direct_launches()
     got = backward(grad.to("axon"), list(output_size[2:]), list(shape), *scales)
-    assert launches() == before + 1, "the direct path did not take the call"
+    assert direct_launches() == before + 1, "the direct path did not take the call"
     same_bits(got, expected)
 
 
@@ -113,9 +107,9 @@ def test_other_inputs_go_to_the_generic_kernel(name, make):
             F.interpolate(x.to("axon"), scale_factor=2)
         assert str(axon_error.value).split("\n")[0] == str(cpu_error).split("\n")[0]
         return
-    before = launches()
+    before = direct_launches()
     got = F.interpolate(x.to("axon"), scale_factor=2)
-    assert launches() == before
+    assert direct_launches() == before
     assert got.stride() == expected.stride()
     assert torch.equal(got.cpu(), expected)
 

@@ -7,21 +7,15 @@ wrong cannot pass by having been declined.
 
 import pytest
 import torch
-from conftest import assert_same_bits, draw
-
-import torch_axon
-
-
-def launches():
-    return torch_axon._C._testing.direct_kernel_launches()
+from conftest import assert_same_bits, direct_launches, draw
 
 
 def check(function, *cpu_args, direct):
     """`function` on axon copies of `cpu_args` against the CPU: dtype, sizes, strides and bytes; and the path."""
     axon_args = [a.to("axon") if isinstance(a, torch.Tensor) else a for a in cpu_args]
-    before = launches()
+    before = direct_launches()
     got = function(*axon_args)
-    taken = launches() > before
+    taken = direct_launches() > before
     expected = function(*cpu_args)
     assert got.device.type == "axon" and got.stride() == expected.stride()
     assert_same_bits([expected], [got])
@@ -135,9 +129,9 @@ def test_gather_gradient_is_the_cpus():
         leaf = source.to(device, copy=True).requires_grad_()
         (torch.gather(leaf, 1, idx.to(device)) * torch.arange(50.0, device=device)).sum().backward()
         gradients.append(leaf.grad)
-    before = launches()
+    before = direct_launches()
     assert_same_bits([gradients[0]], [gradients[1]])
-    assert launches() == before  # reading the gradient queued nothing
+    assert direct_launches() == before  # reading the gradient queued nothing
 
 
 @pytest.mark.parametrize("name,function", [
@@ -189,8 +183,8 @@ def test_several_indices_out_of_bounds_name_the_one_the_cpu_names(shape, dim, op
 
     with pytest.raises(RuntimeError) as cpu_error:
         run("cpu")
-    before = launches()
+    before = direct_launches()
     with pytest.raises(RuntimeError) as axon_error:
         run("axon")
-    assert launches() > before
+    assert direct_launches() > before
     assert str(axon_error.value).splitlines()[0].endswith(str(cpu_error.value).splitlines()[0])
