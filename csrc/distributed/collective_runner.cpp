@@ -3,6 +3,8 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+#include <cctype>
 #include <exception>
 #include <string>
 #include <utility>
@@ -14,7 +16,11 @@ namespace {
 
 std::string failure_message(const CollectiveWork& work, const char* stage, const std::string& detail) {
   std::string message = c10::str("[axon] ", work.describe(), " failed while ", stage, ": ", detail);
-  if (detail.find("timed out") != std::string::npos || detail.find("Timed out") != std::string::npos) {
+  // Gloo and the TCPStore word their timeouts differently ("Operation timed out!", "Timed out waiting 4000ms",
+  // "wait timeout after 4000ms", "Socket Timeout"); whichever fires first, the user gets the likely causes.
+  std::string lowered = detail;
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lowered.find("timed out") != std::string::npos || lowered.find("timeout") != std::string::npos) {
     message += c10::str(" (timeout ", work.timeout().count(),
                         " ms: a peer may have died, be stuck, or not have called the same collective)");
   }

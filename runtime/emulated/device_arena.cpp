@@ -37,7 +37,12 @@ std::size_t page_size() {
 }  // namespace
 
 DeviceArena::DeviceArena(int device, std::size_t capacity, bool memory_protect) : device_(device), capacity_(capacity) {
-  mapping_size_ = round_up(capacity, page_size());
+  // The address range exceeds the capacity by what staggering can take (see
+  // kStaggerFromBytes): leads of at most 3840 bytes per allocation of at least
+  // 64 KiB add under a sixteenth to the range in use.
+  const std::size_t usable = round_down(capacity_, kDeviceAllocationAlignment);
+  const std::size_t address_range = usable + round_up(usable / 16 + kStaggerPeriod, kDeviceAllocationAlignment);
+  mapping_size_ = round_up(address_range, page_size());
   const std::string name = describe("axon-device-", device);
   memory_fd_ = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (memory_fd_ < 0) fail_system_call(device, "memfd_create");
@@ -63,8 +68,7 @@ DeviceArena::DeviceArena(int device, std::size_t capacity, bool memory_protect) 
     }
     device_base_ = static_cast<char*>(device_view);
   }
-  const std::size_t usable = round_down(capacity_, kDeviceAllocationAlignment);
-  if (usable > 0) insert_free_range(0, usable);
+  if (usable > 0) insert_free_range(0, address_range);
 }
 
 DeviceArena::~DeviceArena() {
@@ -88,14 +92,25 @@ void* DeviceArena::allocate(std::size_t bytes) {
   const std::size_t size = bytes > capacity_ ? 0 : round_up(bytes, kDeviceAllocationAlignment);
   // Imports use capacity without using address range, so a free range can
   // fit while the capacity cannot.
-  const bool within_capacity = size != 0 && used_bytes_ + size <= capacity_;
-  // Smallest free range that fits, lowest offset among equals.
-  const auto fit = !within_capacity ? free_by_size_.end() : free_by_size_.lower_bound({size, 0});
-  if (fit == free_by_size_.end()) fail_out_of_memory(bytes, within_capacity);
-  const auto [range_size, offset] = *fit;
-  erase_free_range(offset, range_size);
-  if (range_size > size) insert_free_range(offset + size, range_size - size);
-  allocations_.emplace(offset, size);
+  if (size == 0 || used_bytes_ + size > capacity_) fail_out_of_memory(bytes, /*fragmented=*/false);
+  // Smallest free range that fits, lowest offset among equals. A large
+  // allocation that takes less than half of it starts where its stagger says;
+  // one that refills a hole of about its size starts at the hole's start, so
+  // that freed neighbours serve requests of their total size as before.
+  const auto fit = free_by_size_.lower_bound({size, 0});
+  if (fit == free_by_size_.end()) fail_out_of_memory(bytes, /*fragmented=*/true);
+  const std::size_t most_lead = kStaggerPeriod - kDeviceAllocationAlignment;
+  std::size_t lead = 0;
+  if (size >= kStaggerFromBytes && fit->first - size >= size + most_lead) {
+    lead = (next_stagger_ + kStaggerPeriod - fit->second % kStaggerPeriod) % kStaggerPeriod;
+    next_stagger_ = (next_stagger_ + kDeviceAllocationAlignment) % kStaggerPeriod;
+  }
+  const auto [range_size, range_offset] = *fit;
+  const std::size_t reserved = lead + size;
+  erase_free_range(range_offset, range_size);
+  if (range_size > reserved) insert_free_range(range_offset + reserved, range_size - reserved);
+  const std::size_t offset = range_offset + lead;
+  allocations_.emplace(offset, Allocation{size, lead});
   used_bytes_ += size;
   return device_base_ + offset;
 }
@@ -123,7 +138,8 @@ void DeviceArena::release(void* pointer) {
   const auto allocation = allocations_.find(offset);
   if (allocation == allocations_.end()) {
     const auto containing = allocations_.upper_bound(offset);
-    if (containing != allocations_.begin() && offset < std::prev(containing)->first + std::prev(containing)->second) {
+    if (containing != allocations_.begin() &&
+        offset < std::prev(containing)->first + std::prev(containing)->second.size) {
       fail(AXON_ERROR_INVALID_POINTER, "pointer ", pointer, " lies inside the allocation at ",
            static_cast<void*>(device_base_ + std::prev(containing)->first), " of device ", device_,
            "; expected that allocation's base address");
@@ -131,19 +147,21 @@ void DeviceArena::release(void* pointer) {
     fail(AXON_ERROR_INVALID_POINTER, "pointer ", pointer, " is not a live allocation of device ", device_,
          " (already freed?)");
   }
-  const std::size_t size = allocation->second;
+  // The range given back starts with the lead.
+  const std::size_t begin = offset - allocation->second.lead;
+  const std::size_t size = allocation->second.lead + allocation->second.size;
+  used_bytes_ -= allocation->second.size;
   allocations_.erase(allocation);
-  used_bytes_ -= size;
 
   // Coalesce with the free neighbours on both sides.
-  std::size_t free_begin = offset;
-  std::size_t free_end = offset + size;
-  const auto next = free_by_offset_.lower_bound(offset);
+  std::size_t free_begin = begin;
+  std::size_t free_end = begin + size;
+  const auto next = free_by_offset_.lower_bound(begin);
   if (next != free_by_offset_.end() && next->first == free_end) {
     free_end += next->second;
     erase_free_range(next->first, next->second);
   }
-  const auto following = free_by_offset_.lower_bound(offset);
+  const auto following = free_by_offset_.lower_bound(begin);
   if (following != free_by_offset_.begin()) {
     const auto previous = std::prev(following);
     if (previous->first + previous->second == free_begin) {
@@ -152,7 +170,7 @@ void DeviceArena::release(void* pointer) {
     }
   }
   insert_free_range(free_begin, free_end - free_begin);
-  if (size >= kHolePunchThreshold) return_pages_to_system(offset, size, free_begin, free_end);
+  if (size >= kHolePunchThreshold) return_pages_to_system(begin, size, free_begin, free_end);
 }
 
 void DeviceArena::return_pages_to_system(std::size_t allocation_offset, std::size_t allocation_size,
@@ -190,8 +208,8 @@ std::optional<DeviceAllocation> DeviceArena::find_allocation(const void* pointer
   const auto after = allocations_.upper_bound(offset);
   if (after == allocations_.begin()) return std::nullopt;
   const auto containing = std::prev(after);
-  if (offset >= containing->first + containing->second) return std::nullopt;
-  return DeviceAllocation{device_base_ + containing->first, containing->second};
+  if (offset >= containing->first + containing->second.size) return std::nullopt;
+  return DeviceAllocation{device_base_ + containing->first, containing->second.size};
 }
 
 void* DeviceArena::host_view(const void* device_pointer) const {

@@ -31,6 +31,23 @@ constexpr std::size_t kDeviceAllocationAlignment = 256;
 // Frees of at least this size give their pages back to the OS.
 constexpr std::size_t kHolePunchThreshold = std::size_t{1} << 20;
 
+// Allocations of at least this size start at a different offset within a page
+// from the allocation before them, cycling through the page in steps of
+// kDeviceAllocationAlignment. Why: the device is the host's memory, and the
+// host's cores take a load to depend on an earlier store whenever the two
+// addresses agree in their low 12 bits (4K aliasing). With every large
+// allocation page-aligned, a kernel's input and output always agreed there,
+// and the CPU's scans along a strided dimension (cumsum, cumprod, cummax)
+// stalled on every element: 2.8-3x the CPU's time, whose malloc places
+// tensors at varying offsets. The lead bytes before the returned address
+// are freed with the allocation. They take address range, not capacity: the
+// arena's range is a sixteenth larger than its capacity, more than the leads
+// can take (at most 3840 bytes per allocation of at least 64 KiB), so
+// staggering costs no memory. Placement stays best fit, and an allocation
+// that refills a hole of about its size gets no lead.
+constexpr std::size_t kStaggerFromBytes = std::size_t{64} << 10;
+constexpr std::size_t kStaggerPeriod = 4096;
+
 struct DeviceAllocation {
   char* base = nullptr;  // device address returned by allocate()
   std::size_t size = 0;  // bytes reserved (the request rounded up)
@@ -89,8 +106,13 @@ class DeviceArena {
   mutable std::mutex mutex_;
   std::map<std::size_t, std::size_t> free_by_offset_;           // offset -> size
   std::set<std::pair<std::size_t, std::size_t>> free_by_size_;  // (size, offset)
-  std::map<std::size_t, std::size_t> allocations_;              // offset -> size
-  std::size_t used_bytes_ = 0;                                  // allocations (rounded) and imports (exact)
+  struct Allocation {
+    std::size_t size;  // from the returned address on
+    std::size_t lead;  // bytes reserved before it (kStaggerFromBytes)
+  };
+  std::map<std::size_t, Allocation> allocations_;  // offset of the returned address -> its extent
+  std::size_t next_stagger_ = 0;                   // the next large allocation's offset within a page
+  std::size_t used_bytes_ = 0;                     // allocations (rounded, without leads) and imports (exact)
 };
 
 }  // namespace axon::emulated

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "device_arena.h"
 #include "driver_error.h"
@@ -46,6 +47,55 @@ TEST(DeviceArena, AllocatesAlignedRangesAndFindsInteriorPointers) {
   arena.release(first);
   arena.release(second);
   EXPECT_EQ(arena.used_bytes(), 0u);
+}
+
+TEST(DeviceArena, LargeAllocationsStartAtDifferentOffsetsWithinAPage) {
+  // Consecutive large allocations step through a page by the alignment, so
+  // that a kernel's input and output do not agree in their low 12 bits.
+  DeviceArena arena(0, 64 * kMiB, false);
+  std::vector<char*> pointers;
+  for (int i = 0; i < 17; ++i) pointers.push_back(static_cast<char*>(arena.allocate(kMiB)));
+  for (int i = 0; i < 17; ++i) {
+    const auto address = reinterpret_cast<uintptr_t>(pointers[i]);
+    EXPECT_EQ(address % 256, 0u);
+    EXPECT_EQ((address - reinterpret_cast<uintptr_t>(pointers[0])) % 4096, (256u * i) % 4096) << i;
+    const auto found = arena.find_allocation(pointers[i] + kMiB - 1);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->base, pointers[i]);
+    EXPECT_EQ(found->size, kMiB);
+    if (i > 0) {
+      EXPECT_FALSE(arena.find_allocation(pointers[i] - 1).has_value()) << i;  // in its lead
+    }
+  }
+  // The leads take address range, not capacity, and return with their
+  // allocations: afterwards the whole capacity is one free range again.
+  EXPECT_EQ(arena.used_bytes(), 17 * kMiB);
+  for (char* pointer : pointers) arena.release(pointer);
+  EXPECT_EQ(arena.used_bytes(), 0u);
+  arena.release(arena.allocate(64 * kMiB));
+  // Small allocations stay packed.
+  char* first = static_cast<char*>(arena.allocate(4096));
+  char* second = static_cast<char*>(arena.allocate(4096));
+  EXPECT_EQ(second - first, 4096);
+}
+
+TEST(DeviceArena, AHoleOfItsSizeIsRefilledWithoutALead) {
+  // Placement stays best fit: a freed block's exact hole serves the next
+  // request of its size, at the hole's start.
+  DeviceArena arena(0, kMiB, false);
+  char* first = static_cast<char*>(arena.allocate(64 << 10));
+  char* second = static_cast<char*>(arena.allocate(64 << 10));
+  EXPECT_NE((second - first) % 4096, 0);
+  arena.release(first);
+  EXPECT_EQ(arena.allocate(64 << 10), first);
+}
+
+TEST(DeviceArena, TheWholeCapacityFitsInLargeAllocations) {
+  DeviceArena arena(0, kMiB, false);
+  std::vector<void*> quarters;
+  for (int i = 0; i < 4; ++i) quarters.push_back(arena.allocate(kMiB / 4));
+  EXPECT_EQ(arena.used_bytes(), kMiB);
+  EXPECT_THROW(arena.allocate(256), DriverError);
 }
 
 TEST(DeviceArena, ReleaseRejectsInteriorAndUnknownPointers) {

@@ -30,7 +30,7 @@ def expect_failure(what, fn, limit_s):
     except dist.DistBackendError as error:
         elapsed = time.monotonic() - start
         print(f"[rank {rank()}] {what}: raised {type(error).__name__} after {elapsed:.2f}s: "
-              f"{str(error).splitlines()[0][:200]}", flush=True)
+              f"{str(error).splitlines()[0]}", flush=True)
         assert elapsed < limit_s, f"{what}: took {elapsed:.1f}s (limit {limit_s}s)"
         return error
     raise AssertionError(f"{what}: did not raise")
