@@ -6,6 +6,7 @@
 #include <ATen/native/Resize.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "compiled_execution/compiled_kernel.h"
 #include "core/check.h"
@@ -337,8 +338,15 @@ void write_back(const c10::IValue& original, const c10::IValue& host_copy) {
 // are read through aliases, mutable arguments are worked on as host copies
 // (the kernel may resize them) and written back, fresh results are moved to
 // the device keeping their strides.
+std::mutex synchronous_runs_mutex;
+std::map<std::string, int64_t> synchronous_run_counts;
+
 void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, torch::jit::Stack* stack,
                        c10::Device device, size_t num_args) {
+  {
+    std::lock_guard<std::mutex> lock(synchronous_runs_mutex);
+    ++synchronous_run_counts[plan.name];
+  }
   const axon_stream stream = current_stream_handle(device.index());
   AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
   auto args = torch::jit::last(*stack, num_args);
@@ -384,6 +392,11 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
 }
 
 }  // namespace
+
+std::map<std::string, int64_t> synchronous_runs() {
+  std::lock_guard<std::mutex> lock(synchronous_runs_mutex);
+  return synchronous_run_counts;
+}
 
 void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OperatorPlan& plan = plan_for(op);

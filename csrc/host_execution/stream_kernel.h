@@ -19,8 +19,16 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 namespace axon {
 
 void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// How many calls of each operator (by name.overload) ran synchronously so far;
+// for tests and for finding operators that drain the stream needlessly.
+std::map<std::string, int64_t> synchronous_runs();
 
 }  // namespace axon

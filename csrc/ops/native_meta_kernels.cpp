@@ -152,6 +152,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ops/absent_meta_kernels.h"
+
 namespace axon {
 namespace {
 
@@ -160,11 +162,7 @@ using at::Tensor;
 using OptionalDims = at::OptionalIntArrayRef;
 using OptionalDtype = std::optional<at::ScalarType>;
 
-struct Entry {
-  const char* name;
-  const char* overload;
-  c10::KernelFunction kernel;
-};
+using Entry = MetaKernelEntry;
 
 // `function` is overloaded, so its type is spelled out: the at::meta::
 // overload with that signature, which must be the operator's schema in order.
@@ -870,6 +868,7 @@ Table build_table() {
   Table table;
   std::vector<Entry> all = entries();
   for (Entry& entry : transcribed_entries()) all.push_back(std::move(entry));
+  for (Entry& entry : absent_meta_kernel_entries()) all.push_back(std::move(entry));
   for (Entry& entry : all) {
     const auto op = c10::Dispatcher::singleton().findSchema({entry.name, entry.overload});
     if (op.has_value()) table.emplace(&op->schema(), std::move(entry.kernel));

@@ -11,14 +11,21 @@
 // table hands them to shape inference as boxed kernels. Being the CPU's own
 // checks, they also raise the CPU's errors word for word. A few hot operators
 // whose only meta kernel is Python (CPU attention forward and backward,
-// native_layer_norm) get
-// C++ transcriptions of it.
+// native_layer_norm) get C++ transcriptions of it, and operators without any
+// get the kernels of ops/absent_meta_kernels.h.
 #pragma once
 
 #include <ATen/core/boxing/KernelFunction.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 namespace axon {
+
+// One overload's meta kernel, by the operator's name and overload name.
+struct MetaKernelEntry {
+  const char* name;
+  const char* overload;
+  c10::KernelFunction kernel;
+};
 
 // The C++ meta kernel of `op`, or null where the table has none (the
 // dispatcher's Meta kernel then serves).

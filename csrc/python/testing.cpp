@@ -30,6 +30,7 @@
 #include "host_execution/matrix_products.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/small_matrix_products.h"
+#include "host_execution/stream_kernel.h"
 #include "host_execution/stream_launch.h"
 #include "ops/shape_inference.h"
 #include "profiler/device_activity.h"
@@ -110,6 +111,9 @@ void init_testing(py::module_& m) {
   testing.def("live_blocks", &live_blocks, py::arg("device"));
   testing.def("reference_runs", &reference_runs,
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
+  testing.def("synchronous_runs", &synchronous_runs,
+              "per operator, the generic kernel's calls that drained the stream and ran at once "
+              "(host_execution/stream_kernel.h)");
   testing.def("direct_kernel_launches", &direct_kernel_launches,
               "calls the unboxed direct kernels took themselves, queued or inline (host_execution/direct_kernels.h)");
   testing.def(
