@@ -47,6 +47,7 @@ def large_cases(device: str) -> dict:
     tokens = torch.randint(0, 50_000, (16_384,), device=device)
     index = torch.randint(0, 4096, (4096, 1024), device=device)
     source = torch.randn(4096, 1024, device=device)
+    sequences = torch.randn(32, 64, 256, device=device)  # scanned along the middle dimension (1 KiB stride)
     optimizer, optimizer_bytes = adamw_over_transformer_weights(device)
     attention_step, attention_flops = causal_attention_forward_and_backward(device)
     return {
@@ -66,6 +67,8 @@ def large_cases(device: str) -> dict:
         "embedding 16k x 256 (GB/s)": (lambda: F.embedding(tokens, table), 2 * 4 * 16_384 * 256 / 1e9),
         "gather 4096x1024 (GB/s)": (lambda: torch.gather(source, 0, index), 3 * 4 * source.numel() / 1e9),
         "scatter_add_ 4096x1024 (GB/s)": (lambda: rows.scatter_add_(0, index, source), 3 * 4 * source.numel() / 1e9),
+        "cumsum dim 1 32x64x256 (GB/s)": (lambda: torch.cumsum(sequences, 1), 2 * 4 * sequences.numel() / 1e9),
+        "cummax dim 1 32x64x256 (GB/s)": (lambda: torch.cummax(sequences, 1), 4 * 4 * sequences.numel() / 1e9),
         "index_select 4096 rows (GB/s)": (lambda: rows.index_select(0, tokens[:4096] % 4096),
                                           2 * 4 * 4096 * 1024 / 1e9),
         "randn 1M (GB/s)": (lambda: torch.randn(1 << 20, device=device), 4 * (1 << 20) / 1e9),

@@ -1,5 +1,8 @@
 """Training-step benchmarks: one step of an MLP, a small CNN, a small GPT and a 2-layer LSTM classifier.
 
+Each trains with AdamW; the MLP also with SGD's fused step (`fused=True`), which runs as one operator
+per step (`_fused_sgd_`).
+
     python bench/training.py
 
 Each model trains from identical (seed-0) weights on the CPU and on axon, each device in processes of its
@@ -54,11 +57,17 @@ def gpt():
     return model, (torch.randint(0, 256, (8, 128)),), torch.randint(0, 256, (8, 128))
 
 
-def step_function(model: nn.Module, inputs, target, device: str):
+OPTIMIZERS = {
+    "adamw": lambda parameters: torch.optim.AdamW(parameters, lr=1e-4),
+    "sgd fused": lambda parameters: torch.optim.SGD(parameters, lr=1e-3, momentum=0.9, fused=True),
+}
+
+
+def step_function(model: nn.Module, inputs, target, device: str, optimizer_name: str = "adamw"):
     model = model.to(device)
     inputs = tuple(t.to(device) for t in inputs)
     target = target.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    optimizer = OPTIMIZERS[optimizer_name](model.parameters())
     is_gpt = isinstance(model, TinyGPT)
 
     def step():
@@ -73,16 +82,18 @@ def step_function(model: nn.Module, inputs, target, device: str):
     return step
 
 
-CASES = (("MLP step (ms)", mlp), ("CNN step (ms)", cnn), ("GPT step (ms)", gpt), ("LSTM step (ms)", lstm))
+CASES = (("MLP step (ms)", mlp, "adamw"), ("MLP step, SGD fused=True (ms)", mlp, "sgd fused"),
+         ("CNN step (ms)", cnn, "adamw"), ("GPT step (ms)", gpt, "adamw"), ("LSTM step (ms)", lstm, "adamw"))
 
 
 def measure(device: str) -> dict[str, float]:
     """Seconds per training step of each model on `device` (this process), from seed-0 weights."""
     times = {}
-    for name, factory in CASES:
+    for name, factory, optimizer_name in CASES:
         torch.manual_seed(0)
         model, inputs, target = factory()
-        times[name] = seconds_per_call(step_function(model, inputs, target, device), device, min_time=1.0)
+        times[name] = seconds_per_call(step_function(model, inputs, target, device, optimizer_name), device,
+                                       min_time=1.0)
     return times
 
 
@@ -91,7 +102,7 @@ def main() -> int:
     if device is not None:
         report_and_exit(measure(device))
     times = in_fresh_processes(__file__)
-    rows = [(name, times["cpu"][name] * 1e3, times["axon"][name] * 1e3) for name, _ in CASES]
+    rows = [(name, times["cpu"][name] * 1e3, times["axon"][name] * 1e3) for name, _, _ in CASES]
     print_table("Training steps: time per step (target axon/cpu <= 1.10)", rows, "ms", "axon/cpu")
     return 0
 
