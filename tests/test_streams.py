@@ -232,3 +232,17 @@ def test_a_cpu_number_is_read_when_the_kernel_is_called_not_when_it_runs():
     assert torch.equal(product.cpu(), torch.full((4,), 2.0))
     assert torch.equal(shifted.cpu(), torch.full((4,), 4.0))
     assert torch.equal(x_inplace.cpu(), torch.full((4,), 2.0))
+
+
+@requires_not_blocking
+def test_large_copies_on_one_device_run_in_stream_order():
+    # From 1 MiB on, same-layout copies run as ATen's copy over host aliases (the
+    # worker's team), below as the driver's byte copy; both stay stream-ordered.
+    for numel in (1 << 10, 1 << 20):
+        with closed_gate():
+            src = torch.empty(numel, device="axon").fill_(3.0)
+            cloned = src.clone()
+            src.fill_(4.0)
+            copied = torch.empty_like(src).copy_(src)
+            halves = src.to(torch.bfloat16).clone()
+        assert bool(cloned.eq(3).all()) and bool(copied.eq(4).all()) and bool(halves.eq(4).all()), numel

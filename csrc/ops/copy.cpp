@@ -37,10 +37,15 @@ bool is_pinned(const at::Tensor& tensor) {
 }
 
 // Same-device copy on the current stream: a byte copy when layouts agree,
-// otherwise ATen's CPU copy kernel over aliases (conversion, strides).
+// otherwise ATen's CPU copy kernel over aliases (conversion, strides). A
+// large byte copy in memory the host addresses also runs as ATen's copy over
+// aliases: the driver's copy is one memmove on the device's worker, and the
+// CPU's copy_ splits the bytes over the worker's OpenMP team (a 16 MiB clone:
+// 0.62 ms as a driver copy against 0.37 ms for the CPU's).
 void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   const axon_stream stream = current_stream_handle(dst.device().index());
-  if (bytes_match(dst, src)) {
+  const bool with_team = dst.nbytes() >= kSingleThreadBelowBytes && host_addressable(dst.device().index());
+  if (bytes_match(dst, src) && !with_team) {
     AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), src.data_ptr(), dst.nbytes(), stream),
                "copying between axon tensors");
     return;
