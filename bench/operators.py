@@ -54,6 +54,7 @@ def large_cases(device: str) -> dict:
         "add 8M (GB/s)": (lambda: x + y, 3 * 4 * n / 1e9),
         "mul_ in place 8M (GB/s)": (lambda: x.mul_(1.0000001), 2 * 4 * n / 1e9),
         "sum 8M (GB/s)": (lambda: x.sum(), 4 * n / 1e9),
+        "clone 8M (GB/s)": (lambda: x.clone(), 2 * 4 * n / 1e9),
         "matmul 1024 (GFLOP/s)": (lambda: matrix @ matrix, 2 * 1024**3 / 1e9),
         "conv2d 3x3 (GFLOP/s)": (lambda: F.conv2d(images, weight, padding=1),
                                  2 * 16 * 64 * 56 * 56 * 32 * 9 / 1e9),
