@@ -70,6 +70,7 @@ def large_cases(device: str) -> dict:
         "scatter_add_ 4096x1024 (GB/s)": (lambda: rows.scatter_add_(0, index, source), 3 * 4 * source.numel() / 1e9),
         "cumsum dim 1 32x64x256 (GB/s)": (lambda: torch.cumsum(sequences, 1), 2 * 4 * sequences.numel() / 1e9),
         "cummax dim 1 32x64x256 (GB/s)": (lambda: torch.cummax(sequences, 1), 4 * 4 * sequences.numel() / 1e9),
+        "rfft 4096x1024 (GB/s)": (lambda: torch.fft.rfft(rows), (4 + 8 * 513 / 1024) * rows.numel() / 1e9),
         "index_select 4096 rows (GB/s)": (lambda: rows.index_select(0, tokens[:4096] % 4096),
                                           2 * 4 * 4096 * 1024 / 1e9),
         "randn 1M (GB/s)": (lambda: torch.randn(1 << 20, device=device), 4 * (1 << 20) / 1e9),

@@ -183,3 +183,14 @@ def test_a_buffer_taken_through_the_raw_interface_never_frees_destination_memory
     del kept["mkldnn"]
     del destination
     assert all(torch.equal(torch.full((256,), float(i)), torch.full((256,), float(i))) for i in range(8))
+
+
+@pytest.mark.parametrize("transform", ["rfft", "irfft", "fft", "ifft", "hfft", "rfft2"])
+def test_ffts_whose_out_kernel_copies_build_their_results_in_place_and_match_the_cpu(transform):
+    # The MKL FFTs' `.out` kernels compute the functional result and copy it into out=;
+    # axon runs their functional kernels instead (ops/operator_plan.cpp).
+    x = torch.randn(64, 130, dtype=torch.float64)
+    if transform in ("irfft", "ifft", "hfft"):
+        x = torch.complex(x, torch.randn_like(x))
+    fn = getattr(torch.fft, transform)
+    assert torch.equal(fn(x.to("axon")).cpu(), fn(x))

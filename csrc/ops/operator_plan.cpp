@@ -29,6 +29,19 @@ bool has_data_dependent_output(const std::string& name) {
   return names.count(name) > 0;
 }
 
+// Operators whose CPU `.out` kernel, written by hand rather than generated,
+// is the functional kernel followed by a copy into out= (the MKL FFTs: a
+// 2048×2048 rfft spent an eighth of its time copying). The functional kernel
+// builds its results in the outputs instead (host_execution/results_in_place.h).
+bool out_kernel_copies_a_functional_result(const std::string& name) {
+  static const std::unordered_set<std::string> names = {
+      "aten::_fft_r2c",
+      "aten::_fft_c2r",
+      "aten::_fft_c2c",
+  };
+  return names.count(name) > 0;
+}
+
 // The `.out` overload of a functional op: same leading arguments, then one
 // kwarg-only mutable tensor argument per return.
 std::optional<c10::OperatorHandle> find_out_operator(const c10::FunctionSchema& functional) {
@@ -112,7 +125,8 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
     plan.strategy = Strategy::kSynchronous;
   } else if (!fresh_tensor_returns) {
     plan.strategy = Strategy::kInPlace;
-  } else if (!has_mutable_argument && (plan.out_operator = find_out_operator(schema)).has_value() &&
+  } else if (!has_mutable_argument && !out_kernel_copies_a_functional_result(schema.name()) &&
+             (plan.out_operator = find_out_operator(schema)).has_value() &&
              plan.out_operator->hasKernelForDispatchKey(c10::DispatchKey::CPU)) {
     plan.strategy = Strategy::kOutVariant;
   } else {
