@@ -334,13 +334,14 @@ void write_back(const c10::IValue& original, const c10::IValue& host_copy) {
   }
 }
 
+// Calls of run_synchronously per operator (synchronous_runs).
+std::mutex synchronous_runs_mutex;
+std::map<std::string, int64_t> synchronous_run_counts;
+
 // Drains the stream and runs the CPU kernel on the caller's thread: inputs
 // are read through aliases, mutable arguments are worked on as host copies
 // (the kernel may resize them) and written back, fresh results are moved to
 // the device keeping their strides.
-std::mutex synchronous_runs_mutex;
-std::map<std::string, int64_t> synchronous_run_counts;
-
 void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, torch::jit::Stack* stack,
                        c10::Device device, size_t num_args) {
   {
