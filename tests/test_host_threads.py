@@ -36,6 +36,61 @@ def test_working_out_a_new_shape_starts_no_openmp_team_on_the_calling_thread():
     assert after == before, "a new thread started while the calling thread worked out output layouts"
 
 
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="parallel kernels need at least two intra-op threads")
+def test_operators_whose_results_depend_on_the_data_start_no_openmp_team_on_the_calling_thread():
+    # Such operators drain the stream and run the CPU kernel while the caller waits; run on the calling
+    # thread, a parallel kernel left it a team of helpers, and libgomp let the worker's helpers sleep for good.
+    result = run_python(
+        """
+        import os
+        import threading
+        import torch
+
+        def threads():
+            return len(os.listdir("/proc/self/task"))
+
+        # The CPU's answers first, on a thread of their own that ends (with its team, if its kernels made one).
+        def reference():
+            cpu = torch.randn(1 << 20)
+            counts = (cpu.abs() * 50).long()
+            return [cpu, counts, torch.masked_select(cpu, cpu > 0), torch.unique(counts), torch.bincount(counts)]
+
+        answers = []
+        thread = threading.Thread(target=lambda: answers.extend(reference()))
+        thread.start()
+        thread.join()
+        cpu, counts, *expected = answers
+        x, axon_counts = cpu.to("axon"), counts.to("axon")
+        (x + x).sum().item()  # the worker's own parallel kernels start its helpers
+        before = threads()
+        results = [torch.masked_select(x, x > 0), torch.unique(axon_counts), torch.bincount(axon_counts)]
+        torch.axon.synchronize()
+        after = threads()
+        print(before, after, all(torch.equal(a.cpu(), c) for a, c in zip(results, expected)))
+        """,
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    before, after, equal = result.stdout.split()
+    assert equal == "True"
+    assert int(after) == int(before), "a new thread started while an operator's CPU kernel ran for the calling thread"
+
+
+def test_an_operator_run_while_the_caller_waits_raises_and_warns_on_the_calling_thread():
+    import warnings
+
+    x = torch.tensor([0.0, 1.0, 2.0, 0.0, 3.0], device="axon")
+    out = torch.empty(7, 1, dtype=torch.long, device="axon")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.nonzero(x, out=out)  # resizes a non-empty out= argument: the CPU kernel warns
+    assert [str(w.message) for w in caught if "resized" in str(w.message)], [str(w.message) for w in caught]
+    assert out.cpu().flatten().tolist() == [1, 2, 4]
+    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral inputs"):
+        torch.bincount(torch.tensor([-1, 2], device="axon"))
+    assert torch.bincount(torch.tensor([1, 2, 2], device="axon")).cpu().tolist() == [0, 1, 2]
+
 _IDLE_SPIN = """
 import resource, statistics, time
 import torch

@@ -2,7 +2,6 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/MemoryOverlap.h>
-#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/native/Resize.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "core/device.h"
 #include "core/generator.h"
 #include "core/stream.h"
+#include "host_execution/cpu_call_on_worker.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
@@ -338,7 +338,8 @@ void write_back(const c10::IValue& original, const c10::IValue& host_copy) {
 std::mutex synchronous_runs_mutex;
 std::map<std::string, int64_t> synchronous_run_counts;
 
-// Drains the stream and runs the CPU kernel on the caller's thread: inputs
+// Drains the stream and runs the CPU kernel on the worker, waiting for it
+// (cpu_call_on_worker.h says why not on the caller's thread): inputs
 // are read through aliases, mutable arguments are worked on as host copies
 // (the kernel may resize them) and written back, fresh results are moved to
 // the device keeping their strides.
@@ -370,10 +371,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     aliases.stage_in(stream);
     AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
   }
-  {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.callBoxed(cpu_stack);
-  }
+  call_cpu_kernel_on_worker(stream, plan.name.c_str(), op, cpu_stack);
   if (aliases.staged()) {
     aliases.stage_out(stream);
     AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());

@@ -13,7 +13,8 @@
 //     exists), and return without waiting.
 // Operators whose meta run fails (no meta kernel, data-dependent shapes), or
 // that return non-tensors, run synchronously instead: the stream is drained, the
-// CPU kernel runs on the caller's thread, fresh results are copied to axon.
+// CPU kernel runs on the worker while the caller waits, fresh results are
+// copied to axon.
 // Random operators draw from the axon generator (see core/generator.h).
 #pragma once
 

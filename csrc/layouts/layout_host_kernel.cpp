@@ -1,4 +1,3 @@
-#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/empty_strided.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/stream.h"
+#include "host_execution/cpu_call_on_worker.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/stream_launch.h"
 #include "layouts/dense_result_prediction.h"
@@ -116,8 +116,9 @@ void queue_on_stream(const c10::OperatorHandle& op, const OperatorPlan& plan, to
   for (auto& result : results) stack->push_back(std::move(result));
 }
 
-// Drains the stream and runs the CPU kernel on the caller's thread over
-// aliases of the arguments; results come back to the device.
+// Drains the stream and runs the CPU kernel on the worker, waiting for it
+// (host_execution/cpu_call_on_worker.h says why), over aliases of the
+// arguments; results come back to the device.
 void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, torch::jit::Stack* stack,
                        c10::Device device) {
   const size_t num_args = op.schema().arguments().size();
@@ -150,10 +151,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     call.aliases().stage_in(stream);
     AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
   }
-  {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.callBoxed(cpu_stack);
-  }
+  call_cpu_kernel_on_worker(stream, plan.name.c_str(), op, cpu_stack);
   // Results that stay on the host (a copy to the CPU) are cloned while the staging buffers they may view live.
   const bool stay_on_host = results_stay_on_host(originals);
   if (stay_on_host) {
