@@ -26,6 +26,7 @@
 #include "host_execution/direct_pooling.h"
 #include "host_execution/direct_scatter_gather.h"
 #include "host_execution/direct_upsampling.h"
+#include "host_execution/direct_variance.h"
 #include "host_execution/inline_kernels.h"
 #include "host_execution/matrix_products.h"
 #include "ops/tensor_factories.h"
@@ -412,7 +413,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 29> kDirectKernels = {{
+constexpr std::array<DirectKernel, 33> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -442,6 +443,10 @@ constexpr std::array<DirectKernel, 29> kDirectKernels = {{
     {"gather", &register_kernel<&direct_gather>},
     {"scatter_add", &register_kernel<&direct_scatter_add>},
     {"scatter_add_", &register_kernel<&direct_scatter_add_>},
+    {"var.correction", &register_kernel<&direct_var>},
+    {"std.correction", &register_kernel<&direct_std>},
+    {"var_mean.correction", &register_kernel<&direct_var_mean>},
+    {"std_mean.correction", &register_kernel<&direct_std_mean>},
 }};
 
 }  // namespace
