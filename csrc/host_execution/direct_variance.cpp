@@ -71,46 +71,51 @@ std::array<at::Tensor, 2> queue_variance(const char* name, const at::Tensor& sel
   return {variance, mean};
 }
 
+// var or std: axon's kernel where it takes the call, else the generic kernel.
+at::Tensor alone(const DirectOperator& op, bool take_sqrt, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                 const std::optional<at::Scalar>& correction, bool keepdim) {
+  if (const auto call = direct_call(self, dim, correction, keepdim)) {
+    return queue_variance(op.kernel_name(), self, *call, take_sqrt, false)[0];
+  }
+  return op.generic(self, dim, correction, keepdim).toTensor();
+}
+
+// var_mean or std_mean, likewise.
+std::tuple<at::Tensor, at::Tensor> with_mean(const DirectOperator& op, bool take_sqrt, const at::Tensor& self,
+                                             at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+                                             bool keepdim) {
+  if (const auto call = direct_call(self, dim, correction, keepdim)) {
+    auto [spread, mean] = queue_variance(op.kernel_name(), self, *call, take_sqrt, true);
+    return {spread, mean};
+  }
+  auto results = op.generic_results(self, dim, correction, keepdim);
+  return {results[0].toTensor(), results[1].toTensor()};
+}
+
 }  // namespace
 
 at::Tensor direct_var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
                       bool keepdim) {
   static const DirectOperator op("var.correction");
-  if (const auto call = direct_call(self, dim, correction, keepdim)) {
-    return queue_variance(op.kernel_name(), self, *call, false, false)[0];
-  }
-  return op.generic(self, dim, correction, keepdim).toTensor();
+  return alone(op, false, self, dim, correction, keepdim);
 }
 
 at::Tensor direct_std(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
                       bool keepdim) {
   static const DirectOperator op("std.correction");
-  if (const auto call = direct_call(self, dim, correction, keepdim)) {
-    return queue_variance(op.kernel_name(), self, *call, true, false)[0];
-  }
-  return op.generic(self, dim, correction, keepdim).toTensor();
+  return alone(op, true, self, dim, correction, keepdim);
 }
 
 std::tuple<at::Tensor, at::Tensor> direct_var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                                    const std::optional<at::Scalar>& correction, bool keepdim) {
   static const DirectOperator op("var_mean.correction");
-  if (const auto call = direct_call(self, dim, correction, keepdim)) {
-    auto [variance, mean] = queue_variance(op.kernel_name(), self, *call, false, true);
-    return {variance, mean};
-  }
-  auto results = op.generic_results(self, dim, correction, keepdim);
-  return {results[0].toTensor(), results[1].toTensor()};
+  return with_mean(op, false, self, dim, correction, keepdim);
 }
 
 std::tuple<at::Tensor, at::Tensor> direct_std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                                    const std::optional<at::Scalar>& correction, bool keepdim) {
   static const DirectOperator op("std_mean.correction");
-  if (const auto call = direct_call(self, dim, correction, keepdim)) {
-    auto [deviation, mean] = queue_variance(op.kernel_name(), self, *call, true, true);
-    return {deviation, mean};
-  }
-  auto results = op.generic_results(self, dim, correction, keepdim);
-  return {results[0].toTensor(), results[1].toTensor()};
+  return with_mean(op, true, self, dim, correction, keepdim);
 }
 
 }  // namespace axon
