@@ -65,6 +65,7 @@ def large_cases(device: str) -> dict:
                                                   4 * 4 * features.numel() / 1e9),
         "softmax 4096x1024 (GB/s)": (lambda: torch.softmax(rows, dim=-1), 2 * 4 * rows.numel() / 1e9),
         "layer_norm 4096x1024 (GB/s)": (lambda: F.layer_norm(rows, (1024,)), 2 * 4 * rows.numel() / 1e9),
+        "var along rows 4096x1024 (GB/s)": (lambda: rows.var(-1), 4 * rows.numel() / 1e9),
         "embedding 16k x 256 (GB/s)": (lambda: F.embedding(tokens, table), 2 * 4 * 16_384 * 256 / 1e9),
         "gather 4096x1024 (GB/s)": (lambda: torch.gather(source, 0, index), 3 * 4 * source.numel() / 1e9),
         "scatter_add_ 4096x1024 (GB/s)": (lambda: rows.scatter_add_(0, index, source), 3 * 4 * source.numel() / 1e9),
