@@ -53,20 +53,14 @@ std::array<at::Tensor, 2> queue_variance(const char* name, const at::Tensor& sel
                                          bool take_sqrt, bool with_mean) {
   const c10::DeviceGuard guard(self.device());
   at::Tensor variance = direct::fresh(call.result_sizes, at::kFloat);
-  if (!with_mean) {
-    direct::queue_over_aliases<2>(name, self.device(), {&self, &variance},
-                                  [shape = call.shape, correction = call.correction, take_sqrt](auto& t) {
-                                    variance_rows(t[0].template const_data_ptr<float>(), shape, correction, take_sqrt,
-                                                  t[1].template mutable_data_ptr<float>(), nullptr);
-                                  });
-    return {variance, at::Tensor()};
-  }
-  at::Tensor mean = direct::fresh(call.result_sizes, at::kFloat);
-  direct::queue_over_aliases<3>(name, self.device(), {&self, &variance, &mean},
-                                [shape = call.shape, correction = call.correction, take_sqrt](auto& t) {
+  at::Tensor mean = with_mean ? direct::fresh(call.result_sizes, at::kFloat) : at::Tensor();
+  // Without a mean the variance stands in its slot (a tensor given twice gets one alias) and the kernel gets null.
+  const at::Tensor& mean_slot = with_mean ? mean : variance;
+  direct::queue_over_aliases<3>(name, self.device(), {&self, &variance, &mean_slot},
+                                [shape = call.shape, correction = call.correction, take_sqrt, with_mean](auto& t) {
                                   variance_rows(t[0].template const_data_ptr<float>(), shape, correction, take_sqrt,
                                                 t[1].template mutable_data_ptr<float>(),
-                                                t[2].template mutable_data_ptr<float>());
+                                                with_mean ? t[2].template mutable_data_ptr<float>() : nullptr);
                                 });
   return {variance, mean};
 }
