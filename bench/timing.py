@@ -77,9 +77,10 @@ def report_and_exit(measurements: dict[str, float]) -> None:
     sys.exit(0)
 
 
-def in_fresh_processes(script: str, rounds: int = 2) -> dict[str, dict[str, float]]:
-    """Runs `script --device cpu` and `script --device axon`, each in a process of its own, alternating,
-    `rounds` times; returns each device's measurements (name -> seconds), the smallest of its rounds.
+def in_fresh_processes(script: str, rounds: int = 2, arguments: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
+    """Runs `script --device cpu` and `script --device axon` (then `arguments`), each in a process of its own,
+    alternating, `rounds` times; returns each device's measurements (name -> seconds), the smallest of its
+    rounds.
 
     Why separate processes: once axon's device worker has run a kernel, the process has two OpenMP teams
     (the Python thread's and the worker's), so libgomp manages more threads than there are cores and
@@ -92,8 +93,8 @@ def in_fresh_processes(script: str, rounds: int = 2) -> dict[str, dict[str, floa
     best: dict[str, dict[str, float]] = {"cpu": {}, "axon": {}}
     for _ in range(rounds):
         for device in ("cpu", "axon"):
-            output = subprocess.run([sys.executable, script, "--device", device], check=True, capture_output=True,
-                                    text=True, env=dict(os.environ)).stdout
+            command = [sys.executable, script, "--device", device, *arguments]
+            output = subprocess.run(command, check=True, capture_output=True, text=True, env=dict(os.environ)).stdout
             for name, seconds in json.loads(output.strip().splitlines()[-1]).items():
                 best[device][name] = min(seconds, best[device].get(name, float("inf")))
     return best

@@ -68,6 +68,11 @@ from .inductor import install_default_compile_routing  # noqa: E402
 
 install_default_compile_routing()
 
+# Fake tensors (Dynamo, AOTAutograd, Inductor, export) predict the layouts axon's convolutions give.
+from .fake_tensors import install_fake_tensor_rules  # noqa: E402
+
+install_fake_tensor_rules()
+
 # Trainer(accelerator="axon") and Fabric(accelerator="axon"), registered when Lightning is imported (if ever).
 from .lightning import install_lightning_registration  # noqa: E402
 

@@ -35,24 +35,6 @@ at::Tensor cpu_metadata_of(const at::Tensor& tensor) {
   return at::from_blob(nothing, tensor.sizes(), tensor.strides(), tensor.options().device(c10::kCPU));
 }
 
-// The layout the CPU's convolution kernels give their results: the one ATen
-// picks for the backend it would run (oneDNN, the slow 2-d and 3-d kernels,
-// ...), asked of ATen itself. For example, a transposed 3-d convolution of a
-// channels-last input runs the slow kernel on the CPU and returns a
-// contiguous result, where oneDNN would keep channels-last.
-c10::MemoryFormat cpu_result_format(const at::Tensor& input, const at::Tensor& weight,
-                                    const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
-                                    c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
-                                    c10::IntArrayRef output_padding, int64_t groups) {
-  const at::Tensor cpu_input = cpu_metadata_of(input), cpu_weight = cpu_metadata_of(weight);
-  std::optional<at::Tensor> cpu_bias;
-  if (bias.has_value() && bias->defined()) cpu_bias = cpu_metadata_of(*bias);
-  const at::native::ConvBackend backend = at::native::select_conv_backend(
-      cpu_input, cpu_weight, cpu_bias, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
-      c10::fromIntArrayRefSlow(dilation), transposed, c10::fromIntArrayRefSlow(output_padding), groups, std::nullopt);
-  return at::native::_determine_backend_memory_format(cpu_input, cpu_weight, backend);
-}
-
 // A result shaped like `meta`; 4-d and 5-d results in `format`.
 at::Tensor allocate_like(const at::Tensor& meta, const c10::Device& device, c10::MemoryFormat format) {
   if (!meta.defined()) return at::Tensor();
@@ -64,6 +46,19 @@ at::Tensor allocate_like(const at::Tensor& meta, const c10::Device& device, c10:
 
 }  // namespace
 
+c10::MemoryFormat convolution_result_format(const at::Tensor& input, const at::Tensor& weight,
+                                            const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
+                                            c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                                            c10::IntArrayRef output_padding, int64_t groups) {
+  const at::Tensor cpu_input = cpu_metadata_of(input), cpu_weight = cpu_metadata_of(weight);
+  std::optional<at::Tensor> cpu_bias;
+  if (bias.has_value() && bias->defined()) cpu_bias = cpu_metadata_of(*bias);
+  const at::native::ConvBackend backend = at::native::select_conv_backend(
+      cpu_input, cpu_weight, cpu_bias, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+      c10::fromIntArrayRefSlow(dilation), transposed, c10::fromIntArrayRefSlow(output_padding), groups, std::nullopt);
+  return at::native::_determine_backend_memory_format(cpu_input, cpu_weight, backend);
+}
+
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
@@ -74,7 +69,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                                  dilation, transposed, output_padding, groups);
   at::Tensor output = allocate_like(
       meta_output, input.device(),
-      cpu_result_format(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups));
+      convolution_result_format(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups));
   HostAliases aliases;
   std::optional<at::Tensor> bias_alias;
   if (bias.has_value() && bias->defined()) bias_alias = aliases.alias(*bias);
@@ -116,7 +111,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
       at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride, padding,
                                dilation, transposed, output_padding, groups, output_mask);
   const c10::MemoryFormat format =
-      cpu_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed, output_padding, groups);
+      convolution_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed, output_padding, groups);
   at::Tensor grad_input = allocate_like(meta_input, input.device(), format);
   at::Tensor grad_weight = allocate_like(meta_weight, input.device(), format);
   at::Tensor grad_bias = allocate_like(meta_bias, input.device(), c10::MemoryFormat::Contiguous);

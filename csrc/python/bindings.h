@@ -38,6 +38,9 @@ void init_memory_history(pybind11::module_& m);
 // _launch_host_kernel: Inductor's C++ kernels for axon, launched on streams.
 void init_host_kernels(pybind11::module_& m);
 
+// _convolution_result_format: the layouts axon's kernels give, for fake tensors.
+void init_result_layouts(pybind11::module_& m);
+
 // _C._distributed: the ProcessGroupAxon class for torch.distributed.
 void init_distributed(pybind11::module_& m);
 

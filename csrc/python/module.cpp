@@ -18,6 +18,7 @@ PYBIND11_MODULE(_C, m) {
   axon::init_adopted_host_buffers(m);
   axon::init_memory_history(m);
   axon::init_host_kernels(m);
+  axon::init_result_layouts(m);
   axon::init_distributed(m);
   axon::init_testing(m);
 }

@@ -10,12 +10,14 @@ import functools
 #  - the code generator Inductor assumes for a device, get_current_backend(), is config.cpu_backend for "cpu"
 #    and config.cuda_backend for any other type: axon's is "cpp", the C++ generator (this changes nothing for
 #    CUDA tensors, which never share a graph with axon ones);
-#  - layout optimization (channels-last convolutions) relies on fake tensors predicting the real kernel's
-#    layout. For axon the fake convolution asks ATen for the "overrideable" backend's layout (always
-#    contiguous), while axon's convolution gives the CPU kernels' layout (channels-last when the weight is), so
-#    Inductor would make weights channels-last and then find results it did not expect.
+#  - layout optimization (channels-last convolutions) is decided for "cpu" graphs by one rule, always on where
+#    oneDNN runs the convolutions, and for other devices by heuristics tuned on GPUs (off in training graphs
+#    whose channels are all 64 or fewer, for example). Axon's convolutions are the CPU's oneDNN kernels, so axon
+#    graphs take the CPU's rule ("force", which still yields to a user's layout_optimization=False; graphs
+#    without convolutions are unaffected). Fake tensors predict axon's convolution layouts (fake_tensors.py),
+#    which Inductor's channels-last lowering relies on.
 AXON_INDUCTOR_CONFIG = {"loop_ordering_after_fusion": False, "loop_reindexing_after_fusion": False,
-                        "layout_optimization": False, "cuda_backend": "cpp"}
+                        "force_layout_optimization": True, "cuda_backend": "cpp"}
 
 
 @functools.cache
