@@ -27,10 +27,10 @@ import warnings
 import torch
 from timing import seconds_per_call
 from torch import nn
-from training import TinyGPT, cnn, gpt, mlp
+from training import TinyGPT, cnn, gpt, mlp, pooled_cnn
 
 warnings.simplefilter("ignore")
-MODELS = {"mlp": mlp, "cnn": cnn, "gpt": gpt}
+MODELS = {"mlp": mlp, "cnn": cnn, "pooled_cnn": pooled_cnn, "gpt": gpt}
 
 
 def _loss(model, inputs, target, is_gpt):

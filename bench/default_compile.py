@@ -1,10 +1,11 @@
 """Default torch.compile (Inductor) on axon vs Inductor on CPU tensors and vs axon eager.
 
-    python bench/default_compile.py [--models mlp,cnn,gpt]
+    python bench/default_compile.py [--models mlp,cnn,pooled_cnn,gpt]
 
 The same models and steps as bench/compile.py (inference without grad; a training step of forward, loss and
-backward). On the emulated driver a default compile of axon tensors runs Inductor's C++ kernels launched on
-axon streams (torch_axon/inductor/). Each device runs in processes of its own, alternating, best of two rounds
+backward; `pooled_cnn` is a CNN without batch norm, convolution, ReLU and max pooling twice). On the emulated
+driver a default compile of axon tensors runs Inductor's C++ kernels launched on axon streams
+(torch_axon/inductor/). Each device runs in processes of its own, alternating, best of two rounds
 (timing.in_fresh_processes says why); the axon process measures the compiled model, then the eager one.
 Reported: ms per call, Inductor-on-CPU time / Inductor-on-axon time (higher is better for axon; the target is
 >= 0.95) and axon eager time / Inductor-on-axon time (what compiling gains on axon; issue 14's target >= 1.3).
@@ -25,7 +26,7 @@ MODES = ("inference", "training")
 
 def _models() -> list[str]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default="mlp,cnn,gpt")
+    parser.add_argument("--models", default="mlp,cnn,pooled_cnn,gpt")
     parser.add_argument("--device")
     return parser.parse_args().models.split(",")
 

@@ -36,6 +36,15 @@ def cnn():
     return model, (torch.randn(32, 3, 32, 32),), torch.randint(0, 10, (32,))
 
 
+def pooled_cnn():
+    """Convolution, ReLU and max pooling twice, no batch norm: the shape of PyTorch's CIFAR-10 tutorial network."""
+    model = nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 8 * 8, 128), nn.ReLU(), nn.Linear(128, 10))
+    return model, (torch.randn(64, 3, 32, 32),), torch.randint(0, 10, (64,))
+
+
 class SequenceClassifier(nn.Module):
     """A 2-layer LSTM over a sequence, classified from its last step."""
 

@@ -27,8 +27,10 @@ def register_inductor_backend() -> None:
     import torch_axon.compile  # noqa: F401  registers the Dynamo device interface for axon
 
     from .device_op_overrides import AxonDeviceOpOverrides
+    from .extern_operators import install_extern_operators
     from .scheduling import AxonCppScheduling
     from .wrapper import AxonPythonWrapperCodegen
 
     register_backend_for_device("axon", AxonCppScheduling, AxonPythonWrapperCodegen)
     register_device_op_overrides("axon", AxonDeviceOpOverrides())
+    install_extern_operators()
