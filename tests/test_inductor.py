@@ -15,6 +15,7 @@ import torch
 from conftest import Classifier, closed_gate, requires_not_blocking, run_python
 from torch import nn
 from torch._inductor.utils import run_and_get_code
+from torch.nn import functional as F
 
 from torch_axon.inductor.argument_kinds import argument_kinds
 from torch_axon.inductor.scheduling import slot_entry_source
@@ -222,6 +223,55 @@ def test_max_pooling_runs_axons_kernels_in_axon_graphs(dimensions):
     torch.testing.assert_close(result.cpu(), expected.cpu())
     for want, have in zip(reference.parameters(), model.parameters()):
         torch.testing.assert_close(have.grad.cpu(), want.grad.cpu(), rtol=1e-4, atol=1e-4)
+
+
+def _extern_cases():
+    def tensor(*size):
+        return torch.randn(*size, device="axon", requires_grad=True)
+
+    def indices(high, *size):
+        return torch.randint(0, high, size, device="axon")
+
+    return {
+        "gather's backward (scatter_add)": (lambda x, i: torch.gather(x, 1, i),
+                                            lambda: [tensor(16, 8), indices(8, 16, 8)], "scatter_add"),
+        "scatter_add": (lambda x, i, y: x.scatter_add(0, i, y),
+                        lambda: [tensor(16, 8), indices(16, 16, 8), tensor(16, 8)], "scatter_add"),
+        "index_select's backward (index_add)": (lambda x, i: x.index_select(0, i),
+                                                lambda: [tensor(16, 8), indices(16, 24)], "index_add"),
+        "embedding's backward": (lambda w, i: F.embedding(i, w), lambda: [tensor(32, 8), indices(32, 4, 6)],
+                                 "embedding_dense_backward"),
+        "group_norm": (lambda x: F.group_norm(x, 4), lambda: [tensor(2, 8, 5, 5)], "native_group_norm_backward"),
+        "grid_sample": (lambda x, g: F.grid_sample(x, g, align_corners=False),
+                        lambda: [tensor(2, 3, 6, 6), (torch.rand(2, 4, 4, 2, device="axon") * 2 - 1).requires_grad_()],
+                        "grid_sampler_2d"),
+        "roll": (lambda x: torch.roll(x, 3, 1), lambda: [tensor(6, 10)], "roll"),
+        "unfold's backward (col2im)": (lambda x: F.unfold(x, 3, padding=1), lambda: [tensor(2, 3, 6, 6)], "col2im"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_extern_cases()))
+def test_operators_whose_inductor_code_is_slow_call_axons_kernels(name):
+    # Measured 1.7-3.1 times eager's time forward and backward with Inductor's code (extern_operators.py).
+    function, make_inputs, operator = _extern_cases()[name]
+    torch.manual_seed(0)
+    inputs = make_inputs()
+    compiled = torch.compile(function)
+
+    def step():
+        result = compiled(*inputs)
+        result.square().sum().backward()
+        return result, [t.grad for t in inputs if t.requires_grad]
+
+    (result, grads), codes = run_and_get_code(step)
+    assert f"torch.ops.aten.{operator}.default(" in "\n".join(codes)
+    for t in inputs:
+        t.grad = None
+    expected = function(*inputs)
+    expected.square().sum().backward()
+    torch.testing.assert_close(result.cpu(), expected.cpu(), rtol=1e-4, atol=1e-4)
+    for got, want in zip(grads, [t.grad for t in inputs if t.requires_grad]):
+        torch.testing.assert_close(got.cpu(), want.cpu(), rtol=1e-4, atol=1e-4)
 
 
 def test_cpu_graphs_keep_inductors_max_pooling_code():

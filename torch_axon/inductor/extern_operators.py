@@ -1,13 +1,18 @@
 """Operators that axon graphs call as axon's own kernels instead of Inductor's generated code.
 
-Max pooling with indices, forward and backward. PyTorch 2.13's Inductor decomposes it into code that computes
-each window's argmax with vector masks cast element by element to 64-bit indices, and the backward into a
-scatter of atomic adds. On the CPU's C++ generator (which axon graphs use) a ReLU and a 2×2 max pooling of
-32×32×32×32 floats, forward and backward, take 7.1-7.7 ms compiled against 0.41 ms for axon's eager kernels
-(Inductor on CPU tensors: 7.1 ms against 0.77 eager), and a conv-ReLU-pool network's compiled training step
-took 2.8 times its eager time. In axon graphs these operators stay whole (their decompositions decline) and
-lower to extern calls of axon's kernels (host_execution/direct_pooling.cpp for 2-d), launched on the stream
-like every extern kernel. Graphs without axon tensors keep Inductor's own code.
+Inductor decomposes these into code that, on the CPU's C++ generator (which axon graphs use), runs several times
+slower than the kernel it replaces; measured on axon tensors, forward and backward, compiled against eager:
+- max pooling with indices: each window's argmax comes from vector masks cast element by element to 64-bit
+  indices, the backward is a scatter of atomic adds. A ReLU and a 2×2 pooling of 32×32×32×32 floats took
+  7.1-7.7 ms against 0.41 ms eager (Inductor on CPU tensors: 7.1 against 0.77), and a conv-ReLU-pool network's
+  compiled training step 2.8 times its eager time;
+- scatters with atomic adds: gather's backward and scatter_add (2.3×), index_select's backward, index_add
+  (2.1×), embedding's backward (2.7×), unfold's backward, col2im (2.8×);
+- roll (3.1×, its indices computed modulo the size), group norm (1.9×), grid sampling (1.7×).
+In axon graphs their decompositions decline and they lower to extern calls of axon's kernels, launched on the
+stream like every extern kernel. Graphs without axon tensors keep Inductor's own code. Not covered: nearest
+upsampling (7.7×), which PyTorch decomposes in Python at the autograd key while tracing, before any
+decomposition table is asked.
 """
 
 from __future__ import annotations
@@ -18,7 +23,14 @@ import torch
 
 aten = torch.ops.aten
 _OPERATORS = (aten.max_pool2d_with_indices.default, aten.max_pool2d_with_indices_backward.default,
-              aten.max_pool3d_with_indices.default)
+              aten.max_pool3d_with_indices.default,
+              aten.upsample_nearest2d.default, aten.upsample_nearest2d.vec, aten.upsample_nearest2d_backward.default,
+              aten._upsample_nearest_exact2d.default, aten._upsample_nearest_exact2d.vec,
+              aten._upsample_nearest_exact2d_backward.default,
+              aten.scatter_add.default, aten.index_add.default, aten.embedding_dense_backward.default,
+              aten.roll.default, aten.col2im.default, aten.native_group_norm.default,
+              aten.native_group_norm_backward.default, aten.grid_sampler_2d.default,
+              aten.grid_sampler_2d_backward.default)
 
 
 def _on_axon(value) -> bool:
@@ -58,7 +70,10 @@ def install_extern_operators() -> None:
         if current is not None and not getattr(current, "_axon_extern", False):
             decomposition.decompositions[operator] = _declining_decomposition(current)
         current = lowering.lowerings.get(operator)
-        if current is not None and not getattr(current, "_axon_extern", False):
-            extern_call = lowering.fallback_handler(operator, add_to_fallback_set=False)
+        extern_call = lowering.fallback_handler(operator, add_to_fallback_set=False)
+        if current is None:  # only ever decomposed: only axon's calls get here, and any call is an extern one
+            extern_call._axon_extern = True
+            lowering.lowerings[operator] = extern_call
+        elif not getattr(current, "_axon_extern", False):
             lowering.lowerings[operator] = _extern_lowering(current, extern_call)
     decomposition.fast_random_decomps.cache_clear()  # a copy of the table, made at the first compile

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import pathlib
+
+import torch
 
 # Inductor settings for axon graphs. Some of Inductor's CPU behaviour is keyed on the device type "cpu":
 #  - the scheduler's loop reordering and reindexing after fusion skip CPU nodes (the C++ kernels group loops
@@ -20,6 +24,17 @@ AXON_INDUCTOR_CONFIG = {"loop_ordering_after_fusion": False, "loop_reindexing_af
                         "force_layout_optimization": True, "cuda_backend": "cpp"}
 
 
+def _axon_cache_key_tag() -> str:
+    """A digest of the code through which axon changes what Inductor makes of a graph (this package and the fake
+    tensor rules). Inductor's and AOTAutograd's disk caches key on the graph, the configuration and torch's own
+    sources, not on axon's, so an entry made under an earlier axon would otherwise be served as it was."""
+    package = pathlib.Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for source in sorted(package.glob("*.py")) + [package.parent / "fake_tensors.py"]:
+        digest.update(source.read_bytes())
+    return "axon-" + digest.hexdigest()[:16]
+
+
 @functools.cache
 def register_inductor_backend() -> None:
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
@@ -34,3 +49,7 @@ def register_inductor_backend() -> None:
     register_backend_for_device("axon", AxonCppScheduling, AxonPythonWrapperCodegen)
     register_device_op_overrides("axon", AxonDeviceOpOverrides())
     install_extern_operators()
+    # Process-wide, not per axon graph: a backward graph is compiled at the first backward call, outside any
+    # context the compile call could set. CPU graphs compiled from here on carry the tag too.
+    config = torch.compiler.config
+    config.cache_key_tag = "+".join(filter(None, (config.cache_key_tag, _axon_cache_key_tag())))

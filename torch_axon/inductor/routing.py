@@ -9,8 +9,6 @@ untouched; graphs with them register axon's Inductor code generator first (host-
 from __future__ import annotations
 
 import functools
-import hashlib
-import pathlib
 from typing import Any
 
 import torch
@@ -38,18 +36,6 @@ def _host_addressable(device_index: int) -> bool:
     return torch_axon.driver_capabilities(device_index)["host_addressable_memory"]
 
 
-@functools.cache
-def _axon_cache_key_tag() -> str:
-    """A digest of the code through which axon changes what Inductor makes of a graph (this package and the fake
-    tensor rules). Inductor's and AOTAutograd's on-disk caches key on the graph, the configuration and torch's own
-    sources, not on axon's: an entry made by an earlier axon would otherwise be served as it was."""
-    package = pathlib.Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for source in sorted(package.glob("*.py")) + [package.parent / "fake_tensors.py"]:
-        digest.update(source.read_bytes())
-    return "axon-" + digest.hexdigest()[:16]
-
-
 def install_default_compile_routing() -> None:
     """Wraps the default compile path once (idempotent)."""
     wrapper_class = torch._TorchCompileInductorWrapper
@@ -69,9 +55,6 @@ def install_default_compile_routing() -> None:
 
             register_inductor_backend()
             kwargs["config_patches"] = {**AXON_INDUCTOR_CONFIG, **(kwargs.get("config_patches") or {})}
-            tag = "+".join(filter(None, (torch.compiler.config.cache_key_tag, _axon_cache_key_tag())))
-            with torch.compiler.config.patch(cache_key_tag=tag):
-                return inductor_call(self, model_, inputs_, *args, **kwargs)
         return inductor_call(self, model_, inputs_, *args, **kwargs)
 
     call._axon_routing = True
