@@ -247,6 +247,11 @@ def _extern_cases():
                         "grid_sampler_2d"),
         "roll": (lambda x: torch.roll(x, 3, 1), lambda: [tensor(6, 10)], "roll"),
         "unfold's backward (col2im)": (lambda x: F.unfold(x, 3, padding=1), lambda: [tensor(2, 3, 6, 6)], "col2im"),
+        # Decomposed by PyTorch's Python kernels at the autograd key while tracing, unless axon's step aside.
+        "nearest upsampling": (lambda x: F.interpolate(x, scale_factor=2), lambda: [tensor(2, 3, 4, 5)],
+                               "upsample_nearest2d_backward"),
+        "nearest-exact upsampling": (lambda x: F.interpolate(x, size=(7, 9), mode="nearest-exact"),
+                                     lambda: [tensor(2, 3, 4, 5)], "_upsample_nearest_exact2d_backward"),
     }
 
 

@@ -10,16 +10,23 @@ slower than the kernel it replaces; measured on axon tensors, forward and backwa
   (2.1×), embedding's backward (2.7×), unfold's backward, col2im (2.8×);
 - roll (3.1×, its indices computed modulo the size), group norm (1.9×), grid sampling (1.7×).
 In axon graphs their decompositions decline and they lower to extern calls of axon's kernels, launched on the
-stream like every extern kernel. Graphs without axon tensors keep Inductor's own code. Not covered: nearest
-upsampling (7.7×), which PyTorch decomposes in Python at the autograd key while tracing, before any
-decomposition table is asked.
+stream like every extern kernel. Graphs without axon tensors keep Inductor's own code.
+
+Nearest upsampling (2-d, 7.7× eager's time) is decomposed earlier: PyTorch registers Python kernels for it at
+the autograd and composite keys, which the tracer runs before it asks any decomposition table. While Inductor
+traces an axon graph (`tracing_axon_graph`, entered by routing.py), those kernels step aside for axon tensors,
+so the operator and its backward reach the graph whole. Other tracers (the StableHLO backend's, export) keep
+PyTorch's decomposition.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 
 import torch
+from torch._C import DispatchKey
 
 aten = torch.ops.aten
 _OPERATORS = (aten.max_pool2d_with_indices.default, aten.max_pool2d_with_indices_backward.default,
@@ -31,6 +38,19 @@ _OPERATORS = (aten.max_pool2d_with_indices.default, aten.max_pool2d_with_indices
               aten.roll.default, aten.col2im.default, aten.native_group_norm.default,
               aten.native_group_norm_backward.default, aten.grid_sampler_2d.default,
               aten.grid_sampler_2d_backward.default)
+_PYTHON_DECOMPOSED = (aten.upsample_nearest2d.vec, aten.upsample_nearest2d.default,
+                      aten._upsample_nearest_exact2d.vec, aten._upsample_nearest_exact2d.default)
+_tracing_axon_graph = contextvars.ContextVar("tracing_axon_graph", default=False)
+
+
+@contextlib.contextmanager
+def tracing_axon_graph():
+    """Inductor is tracing and compiling a graph with axon tensors."""
+    token = _tracing_axon_graph.set(True)
+    try:
+        yield
+    finally:
+        _tracing_axon_graph.reset(token)
 
 
 def _on_axon(value) -> bool:
@@ -61,6 +81,18 @@ def _extern_lowering(lowering, extern_call):
     return lower
 
 
+def _stepping_aside(operator, python_kernel):
+    @functools.wraps(python_kernel)
+    def kernel(input_, *args, **kwargs):
+        if _tracing_axon_graph.get() and _on_axon(input_):
+            with torch._C._DisablePythonDispatcher():  # the C++ kernels: autograd's, then the tracer's
+                return operator(input_, *args, **kwargs)
+        return python_kernel(input_, *args, **kwargs)
+
+    kernel._axon_extern = True
+    return kernel
+
+
 def install_extern_operators() -> None:
     """Wraps Inductor's decompositions and lowerings of `_OPERATORS` (idempotent)."""
     from torch._inductor import decomposition, lowering
@@ -77,3 +109,9 @@ def install_extern_operators() -> None:
         elif not getattr(current, "_axon_extern", False):
             lowering.lowerings[operator] = _extern_lowering(current, extern_call)
     decomposition.fast_random_decomps.cache_clear()  # a copy of the table, made at the first compile
+    for operator in _PYTHON_DECOMPOSED:
+        for key in (DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd):
+            current = operator.py_kernels.get(key)
+            if current is not None and not getattr(current, "_axon_extern", False):
+                operator.py_kernels[key] = _stepping_aside(operator, current)
+        operator._dispatch_cache.clear()

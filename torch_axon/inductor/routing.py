@@ -51,10 +51,13 @@ def install_default_compile_routing() -> None:
 
             return axon_backend(model_, inputs_)
         if devices:
+            from .extern_operators import tracing_axon_graph
             from .registration import AXON_INDUCTOR_CONFIG, register_inductor_backend
 
             register_inductor_backend()
             kwargs["config_patches"] = {**AXON_INDUCTOR_CONFIG, **(kwargs.get("config_patches") or {})}
+            with tracing_axon_graph():
+                return inductor_call(self, model_, inputs_, *args, **kwargs)
         return inductor_call(self, model_, inputs_, *args, **kwargs)
 
     call._axon_routing = True
