@@ -40,6 +40,8 @@ _OPERATORS = (aten.max_pool2d_with_indices.default, aten.max_pool2d_with_indices
               aten.grid_sampler_2d_backward.default)
 _PYTHON_DECOMPOSED = (aten.upsample_nearest2d.vec, aten.upsample_nearest2d.default,
                       aten._upsample_nearest_exact2d.vec, aten._upsample_nearest_exact2d.default)
+# Inductor's forward code beats axon's kernel here; its backward (a scatter of atomic adds) does not.
+_PYTHON_DECOMPOSED_FORWARD_ONLY = (aten.upsample_bilinear2d.vec, aten.upsample_bilinear2d.default)
 _tracing_axon_graph = contextvars.ContextVar("tracing_axon_graph", default=False)
 
 
@@ -81,9 +83,11 @@ def _extern_lowering(lowering, extern_call):
     return lower
 
 
-def _stepping_aside(operator, python_kernel):
+def _stepping_aside(operator, python_kernel, *, only_for_gradients=False):
     @functools.wraps(python_kernel)
     def kernel(input_, *args, **kwargs):
+        if only_for_gradients and not (input_.requires_grad and torch.is_grad_enabled()):
+            return python_kernel(input_, *args, **kwargs)
         if _tracing_axon_graph.get() and _on_axon(input_):
             with torch._C._DisablePythonDispatcher():  # the C++ kernels: autograd's, then the tracer's
                 return operator(input_, *args, **kwargs)
@@ -109,9 +113,10 @@ def install_extern_operators() -> None:
         elif not getattr(current, "_axon_extern", False):
             lowering.lowerings[operator] = _extern_lowering(current, extern_call)
     decomposition.fast_random_decomps.cache_clear()  # a copy of the table, made at the first compile
-    for operator in _PYTHON_DECOMPOSED:
+    for operator in _PYTHON_DECOMPOSED + _PYTHON_DECOMPOSED_FORWARD_ONLY:
         for key in (DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd):
             current = operator.py_kernels.get(key)
             if current is not None and not getattr(current, "_axon_extern", False):
-                operator.py_kernels[key] = _stepping_aside(operator, current)
+                operator.py_kernels[key] = _stepping_aside(
+                    operator, current, only_for_gradients=operator in _PYTHON_DECOMPOSED_FORWARD_ONLY)
         operator._dispatch_cache.clear()
