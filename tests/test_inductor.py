@@ -281,6 +281,30 @@ def test_operators_whose_inductor_code_is_slow_call_axons_kernels(name):
         torch.testing.assert_close(got.cpu(), want.cpu(), rtol=1e-4, atol=1e-4)
 
 
+def _channels_last(*size):
+    return torch.randn(*size, device="axon").to(memory_format=torch.channels_last).requires_grad_()
+
+
+@pytest.mark.parametrize("name, function", [
+    ("roll", lambda x: torch.roll(x, 1, 3) * 2),  # its fake result is contiguous, its kernel keeps the layout
+    ("group_norm", lambda x: F.group_norm(x, 2) * 2),
+    ("max_pool2d", lambda x: F.max_pool2d(x, 2) * 2),
+    ("nearest upsampling", lambda x: F.interpolate(x, scale_factor=2) * 2),
+])
+def test_axons_kernels_in_graphs_take_channels_last_inputs(name, function):
+    # Each extern call gets its inputs in the layouts the graph was traced with, so its result has the layout the
+    # fake tensors predicted (before: group_norm and roll failed Inductor's stride assertion).
+    x = _channels_last(2, 4, 6, 6)
+    expected = function(x)
+    expected.square().sum().backward()
+    want = x.grad
+    x.grad = None
+    got = torch.compile(function)(x)
+    got.square().sum().backward()
+    torch.testing.assert_close(got.cpu(), expected.cpu(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(x.grad.cpu(), want.cpu(), rtol=1e-4, atol=1e-4)
+
+
 def test_bilinear_upsampling_without_gradients_keeps_inductors_code():
     # Inductor's forward code is the faster one there (0.6 of eager's time); only its backward is slow.
     x = torch.randn(2, 3, 4, 5, device="axon")

@@ -15,8 +15,10 @@ stream like every extern kernel. Graphs without axon tensors keep Inductor's own
 Nearest upsampling (2-d, 7.7× eager's time) is decomposed earlier: PyTorch registers Python kernels for it at
 the autograd and composite keys, which the tracer runs before it asks any decomposition table. While Inductor
 traces an axon graph (`tracing_axon_graph`, entered by routing.py), those kernels step aside for axon tensors,
-so the operator and its backward reach the graph whole. Other tracers (the StableHLO backend's, export) keep
-PyTorch's decomposition.
+so the operator and its backward reach the graph whole. Bilinear upsampling likewise, but only where its
+input needs a gradient: Inductor's forward code is faster than axon's kernel (0.6 of its time) and only the
+backward, a scatter of atomic adds, is slow (3.9× forward and backward). Other tracers (the StableHLO backend's,
+export) keep PyTorch's decomposition.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ _PYTHON_DECOMPOSED = (aten.upsample_nearest2d.vec, aten.upsample_nearest2d.defau
                       aten._upsample_nearest_exact2d.vec, aten._upsample_nearest_exact2d.default)
 # Inductor's forward code beats axon's kernel here; its backward (a scatter of atomic adds) does not.
 _PYTHON_DECOMPOSED_FORWARD_ONLY = (aten.upsample_bilinear2d.vec, aten.upsample_bilinear2d.default)
+_FAKE_LAYOUT_IS_CONTIGUOUS = (aten.roll.default,)
 _tracing_axon_graph = contextvars.ContextVar("tracing_axon_graph", default=False)
 
 
@@ -70,6 +73,24 @@ def _declining_decomposition(decomposition):
 
     decompose._axon_extern = True
     return decompose
+
+
+def _laid_out_as_traced(operator, extern_call):
+    """`extern_call` with its tensor arguments in the layouts the graph was traced with, so the kernel gives the
+    result layouts the fake tensors predicted (Inductor asserts them). roll's fake result is contiguous whatever
+    its input's layout while the kernel keeps the input's, so its input is made contiguous."""
+
+    def call(*args, **kwargs):
+        from torch._inductor import lowering
+        from torch._inductor.virtualized import V
+
+        constraint = lowering.require_contiguous if operator in _FAKE_LAYOUT_IS_CONTIGUOUS else (
+            lowering.constrain_to_fx_strides)
+        args, kwargs = constraint(V.graph.current_node, *args, **kwargs)
+        return extern_call(*args, **kwargs)
+
+    call._axon_extern = True
+    return call
 
 
 def _extern_lowering(lowering, extern_call):
@@ -106,9 +127,8 @@ def install_extern_operators() -> None:
         if current is not None and not getattr(current, "_axon_extern", False):
             decomposition.decompositions[operator] = _declining_decomposition(current)
         current = lowering.lowerings.get(operator)
-        extern_call = lowering.fallback_handler(operator, add_to_fallback_set=False)
+        extern_call = _laid_out_as_traced(operator, lowering.fallback_handler(operator, add_to_fallback_set=False))
         if current is None:  # only ever decomposed: only axon's calls get here, and any call is an extern one
-            extern_call._axon_extern = True
             lowering.lowerings[operator] = extern_call
         elif not getattr(current, "_axon_extern", False):
             lowering.lowerings[operator] = _extern_lowering(current, extern_call)
