@@ -107,9 +107,8 @@ def _extern_lowering(lowering, extern_call):
 def _stepping_aside(operator, python_kernel, *, only_for_gradients=False):
     @functools.wraps(python_kernel)
     def kernel(input_, *args, **kwargs):
-        if only_for_gradients and not (input_.requires_grad and torch.is_grad_enabled()):
-            return python_kernel(input_, *args, **kwargs)
-        if _tracing_axon_graph.get() and _on_axon(input_):
+        if _tracing_axon_graph.get() and _on_axon(input_) and (
+                not only_for_gradients or (input_.requires_grad and torch.is_grad_enabled())):
             with torch._C._DisablePythonDispatcher():  # the C++ kernels: autograd's, then the tracer's
                 return operator(input_, *args, **kwargs)
         return python_kernel(input_, *args, **kwargs)
