@@ -110,8 +110,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const auto [meta_input, meta_weight, meta_bias] =
       at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride, padding,
                                dilation, transposed, output_padding, groups, output_mask);
-  const c10::MemoryFormat format =
-      convolution_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed, output_padding, groups);
+  const c10::MemoryFormat format = convolution_result_format(input, weight, std::nullopt, stride, padding, dilation,
+                                                             transposed, output_padding, groups);
   at::Tensor grad_input = allocate_like(meta_input, input.device(), format);
   at::Tensor grad_weight = allocate_like(meta_weight, input.device(), format);
   at::Tensor grad_bias = allocate_like(meta_bias, input.device(), c10::MemoryFormat::Contiguous);
