@@ -23,21 +23,20 @@ from . import _C
 
 aten = torch.ops.aten
 _FORWARD = (aten.convolution.default, aten._convolution.default, aten._convolution.deprecated)
-_MEMORY_FORMATS = {"channels_last": (torch.channels_last, 4), "channels_last_3d": (torch.channels_last_3d, 5)}
+_RANKS = {torch.channels_last: 4, torch.channels_last_3d: 5}
 
 
 def _all_static(*tensors) -> bool:
     return all(isinstance(size, int) for tensor in tensors for size in (*tensor.shape, *tensor.stride()))
 
 
-def _shaped_like(meta: torch.Tensor | None, memory_format: str) -> torch.Tensor | None:
+def _shaped_like(meta: torch.Tensor | None, memory_format: torch.memory_format) -> torch.Tensor | None:
     """An empty meta tensor shaped like `meta` in `memory_format` where it applies to `meta`'s rank, else with
     `meta`'s own strides: what axon's convolution allocates for a result (host_execution/convolution.cpp)."""
     if meta is None:
         return None
-    format_and_rank = _MEMORY_FORMATS.get(memory_format)
-    if format_and_rank is not None and meta.dim() == format_and_rank[1]:
-        return torch.empty(meta.shape, dtype=meta.dtype, device="meta", memory_format=format_and_rank[0])
+    if meta.dim() == _RANKS.get(memory_format):
+        return torch.empty(meta.shape, dtype=meta.dtype, device="meta", memory_format=memory_format)
     return torch.empty_strided(meta.shape, meta.stride(), dtype=meta.dtype, device="meta")
 
 
@@ -62,7 +61,7 @@ def _axon_convolution(original, fake_mode, func, *args, **kwargs):
         grad_input, grad_weight, grad_bias = metas
         return tuple(None if meta is None else FakeTensor(fake_mode, meta, device) for meta in (
             _shaped_like(grad_input, memory_format), _shaped_like(grad_weight, memory_format),
-            _shaped_like(grad_bias, "contiguous")))
+            _shaped_like(grad_bias, torch.contiguous_format)))
 
 
 def install_fake_tensor_rules() -> None:

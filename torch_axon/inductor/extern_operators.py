@@ -33,7 +33,7 @@ from torch._C import DispatchKey
 aten = torch.ops.aten
 _OPERATORS = (aten.max_pool2d_with_indices.default, aten.max_pool2d_with_indices_backward.default,
               aten.max_pool3d_with_indices.default,
-              aten.upsample_nearest2d.default, aten.upsample_nearest2d.vec, aten.upsample_nearest2d_backward.default,
+              aten.upsample_nearest2d.default, aten.upsample_nearest2d_backward.default,
               aten._upsample_nearest_exact2d.default, aten._upsample_nearest_exact2d.vec,
               aten._upsample_nearest_exact2d_backward.default,
               aten.scatter_add.default, aten.index_add.default, aten.embedding_dense_backward.default,
@@ -64,15 +64,21 @@ def _on_axon(value) -> bool:
     return device is not None and device.type == "axon"
 
 
-def _declining_decomposition(decomposition):
-    @functools.wraps(decomposition)
-    def decompose(first, *args, **kwargs):
-        if _on_axon(first):
-            return NotImplemented  # the operator stays whole for the lowering below
-        return decomposition(first, *args, **kwargs)
+def _on_axon_instead(original, on_axon):
+    """`original` (a decomposition or a lowering), with calls whose first argument is on axon going to `on_axon`."""
 
-    decompose._axon_extern = True
-    return decompose
+    @functools.wraps(original)
+    def call(first, *args, **kwargs):
+        if _on_axon(first):
+            return on_axon(first, *args, **kwargs)
+        return original(first, *args, **kwargs)
+
+    call._axon_extern = True
+    return call
+
+
+def _decline(*args, **kwargs):
+    return NotImplemented  # the operator stays whole for its lowering
 
 
 def _laid_out_as_traced(operator, extern_call):
@@ -91,17 +97,6 @@ def _laid_out_as_traced(operator, extern_call):
 
     call._axon_extern = True
     return call
-
-
-def _extern_lowering(lowering, extern_call):
-    @functools.wraps(lowering)
-    def lower(first, *args, **kwargs):
-        if _on_axon(first):
-            return extern_call(first, *args, **kwargs)
-        return lowering(first, *args, **kwargs)
-
-    lower._axon_extern = True
-    return lower
 
 
 def _stepping_aside(operator, python_kernel, *, only_for_gradients=False):
@@ -124,13 +119,13 @@ def install_extern_operators() -> None:
     for operator in _OPERATORS:
         current = decomposition.decompositions.get(operator)
         if current is not None and not getattr(current, "_axon_extern", False):
-            decomposition.decompositions[operator] = _declining_decomposition(current)
+            decomposition.decompositions[operator] = _on_axon_instead(current, _decline)
         current = lowering.lowerings.get(operator)
         extern_call = _laid_out_as_traced(operator, lowering.fallback_handler(operator, add_to_fallback_set=False))
         if current is None:  # only ever decomposed: only axon's calls get here, and any call is an extern one
             lowering.lowerings[operator] = extern_call
         elif not getattr(current, "_axon_extern", False):
-            lowering.lowerings[operator] = _extern_lowering(current, extern_call)
+            lowering.lowerings[operator] = _on_axon_instead(current, extern_call)
     decomposition.fast_random_decomps.cache_clear()  # a copy of the table, made at the first compile
     for operator in _PYTHON_DECOMPOSED + _PYTHON_DECOMPOSED_FORWARD_ONLY:
         for key in (DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd):
