@@ -11,12 +11,17 @@
 
 #include "core/check.h"
 #include "core/stream.h"
+#include "host_execution/convolution_call_shapes.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 
 namespace axon {
 namespace {
+
+// Tags of the two operators' keys in the call cache.
+constexpr int64_t kForward = 0;
+constexpr int64_t kBackward = 1;
 
 at::Tensor meta_like(const at::Tensor& tensor) {
   return at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options().device(c10::kMeta));
@@ -64,12 +69,27 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
   const c10::DeviceGuard guard(input.device());
-  // Shape and argument checks happen here, on the caller's thread.
-  const at::Tensor meta_output = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride, padding,
-                                                 dilation, transposed, output_padding, groups);
-  at::Tensor output = allocate_like(
-      meta_output, input.device(),
-      convolution_result_format(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups));
+  // Shape and argument checks happen here, on the caller's thread, at a call's first metadata.
+  const auto shapes = convolution_call_shapes(
+      ConvolutionCallKey(kForward)
+          .tensor(input)
+          .tensor(weight)
+          .tensor(bias.has_value() ? *bias : at::Tensor())
+          .integers(stride)
+          .integers(padding)
+          .integers(dilation)
+          .integer(transposed)
+          .integers(output_padding)
+          .integer(groups),
+      [&] {
+        ConvolutionCallShapes computed;
+        computed.results[0] = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride, padding,
+                                              dilation, transposed, output_padding, groups);
+        computed.format = convolution_result_format(input, weight, bias, stride, padding, dilation, transposed,
+                                                    output_padding, groups);
+        return computed;
+      });
+  at::Tensor output = allocate_like(shapes->results[0], input.device(), shapes->format);
   HostAliases aliases;
   std::optional<at::Tensor> bias_alias;
   if (bias.has_value() && bias->defined()) bias_alias = aliases.alias(*bias);
@@ -107,14 +127,30 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     int64_t groups, std::array<bool, 3> output_mask) {
   const c10::DeviceGuard guard(input.device());
   const std::vector<int64_t> bias_sizes{weight.size(transposed ? 1 : 0) * (transposed ? groups : 1)};
-  const auto [meta_input, meta_weight, meta_bias] =
-      at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride, padding,
-                               dilation, transposed, output_padding, groups, output_mask);
-  const c10::MemoryFormat format = convolution_result_format(input, weight, std::nullopt, stride, padding, dilation,
-                                                             transposed, output_padding, groups);
-  at::Tensor grad_input = allocate_like(meta_input, input.device(), format);
-  at::Tensor grad_weight = allocate_like(meta_weight, input.device(), format);
-  at::Tensor grad_bias = allocate_like(meta_bias, input.device(), c10::MemoryFormat::Contiguous);
+  const auto shapes = convolution_call_shapes(
+      ConvolutionCallKey(kBackward)
+          .tensor(grad_output)
+          .tensor(input)
+          .tensor(weight)
+          .integers(stride)
+          .integers(padding)
+          .integers(dilation)
+          .integer(transposed)
+          .integers(output_padding)
+          .integer(groups)
+          .integers({output_mask[0], output_mask[1], output_mask[2]}),
+      [&] {
+        ConvolutionCallShapes computed;
+        std::tie(computed.results[0], computed.results[1], computed.results[2]) =
+            at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride,
+                                     padding, dilation, transposed, output_padding, groups, output_mask);
+        computed.format = convolution_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed,
+                                                    output_padding, groups);
+        return computed;
+      });
+  at::Tensor grad_input = allocate_like(shapes->results[0], input.device(), shapes->format);
+  at::Tensor grad_weight = allocate_like(shapes->results[1], input.device(), shapes->format);
+  at::Tensor grad_bias = allocate_like(shapes->results[2], input.device(), c10::MemoryFormat::Contiguous);
   HostAliases aliases;
   launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable", aliases,
                    [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),

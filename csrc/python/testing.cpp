@@ -2,7 +2,8 @@
 // until Python opens it, so tests observe asynchrony deterministically (work
 // queued behind a closed gate is provably not done) instead of racing against
 // a timer; live_blocks reports the caching allocator's totals,
-// reference_runs the generic kernel's cache misses, and
+// reference_runs the generic kernel's cache misses (and
+// convolution_shape_computations the convolutions'), and
 // run_with_results_in_place runs a Python "kernel" with its CPU allocations
 // placed in given tensors, so the placement's corner cases are tested directly.
 #include <pybind11/functional.h>
@@ -23,6 +24,7 @@
 #include "core/stream.h"
 #include "host_execution/attention_blocks.h"
 #include "host_execution/compiled_code_cores.h"
+#include "host_execution/convolution_call_shapes.h"
 #include "host_execution/direct_kernels.h"
 #include "host_execution/element_loop_proofs.h"
 #include "host_execution/foreach_chains.h"
@@ -111,6 +113,9 @@ void init_testing(py::module_& m) {
   testing.def("live_blocks", &live_blocks, py::arg("device"));
   testing.def("reference_runs", &reference_runs,
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
+  testing.def("convolution_shape_computations", &convolution_shape_computations,
+              "convolution calls whose result shapes and layout were computed, not found in the call cache "
+              "(host_execution/convolution_call_shapes.h)");
   testing.def("synchronous_runs", &synchronous_runs,
               "per operator, the generic kernel's calls that drained the stream and ran at once "
               "(host_execution/stream_kernel.h)");
