@@ -6,24 +6,15 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/word_hash.h"
+
 namespace axon {
 namespace {
 
 constexpr size_t kMostCalls = 4096;
 
-struct WordsHash {
-  size_t operator()(const std::vector<int64_t>& words) const {
-    uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the words
-    for (const int64_t word : words) {
-      hash ^= static_cast<uint64_t>(word);
-      hash *= 1099511628211ULL;
-    }
-    return static_cast<size_t>(hash);
-  }
-};
-
 std::mutex cache_mutex;
-std::unordered_map<std::vector<int64_t>, std::shared_ptr<const ConvolutionCallShapes>, WordsHash> cache;
+std::unordered_map<std::vector<int64_t>, std::shared_ptr<const ConvolutionCallShapes>, WordHash> cache;
 std::atomic<int64_t> computations{0};
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/word_hash.h"
 #include "host_execution/one_host_thread.h"
 #include "ops/argument_tensors.h"
 #include "ops/native_meta_kernels.h"
@@ -244,22 +245,11 @@ class KeyBuilder {
   std::vector<at::Tensor> layout_views_;  // tensors with storage seen so far (sizes_free keys)
 };
 
-struct KeyHash {
-  size_t operator()(const std::vector<int64_t>& key) const {
-    uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the words
-    for (const int64_t word : key) {
-      hash ^= static_cast<uint64_t>(word);
-      hash *= 1099511628211ULL;
-    }
-    return static_cast<size_t>(hash);
-  }
-};
-
 // Bounded: a program with unboundedly many call shapes just refills it.
 constexpr size_t kMaxCachedOutcomes = 1 << 14;
 
 std::mutex cache_mutex;
-std::unordered_map<std::vector<int64_t>, std::shared_ptr<const MetaOutcome>, KeyHash> cache;
+std::unordered_map<std::vector<int64_t>, std::shared_ptr<const MetaOutcome>, WordHash> cache;
 
 at::Tensor meta_with_strides_of(const at::Tensor& result) {
   if (!result.defined()) return at::Tensor();
@@ -725,10 +715,10 @@ std::vector<int64_t> proof_key(const std::vector<int64_t>& layout_class, const M
 
 // Layout classes some CPU run proved, and the proofs themselves (proof_key).
 std::mutex proven_mutex;
-std::unordered_set<std::vector<int64_t>, KeyHash> proven_layout_classes;
-std::unordered_set<std::vector<int64_t>, KeyHash> proofs;
+std::unordered_set<std::vector<int64_t>, WordHash> proven_layout_classes;
+std::unordered_set<std::vector<int64_t>, WordHash> proofs;
 
-bool has_proof(const std::vector<int64_t>& words, const std::unordered_set<std::vector<int64_t>, KeyHash>& set) {
+bool has_proof(const std::vector<int64_t>& words, const std::unordered_set<std::vector<int64_t>, WordHash>& set) {
   std::lock_guard<std::mutex> lock(proven_mutex);
   return set.count(words) != 0;
 }
