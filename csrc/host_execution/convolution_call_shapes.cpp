@@ -24,6 +24,7 @@ ConvolutionCallKey::ConvolutionCallKey(int64_t operator_tag) {
   words_.push_back(operator_tag);
   // The switches the CPU's backend choice reads besides the arguments.
   words_.push_back(at::globalContext().userEnabledMkldnn());
+  words_.push_back(at::globalContext().userEnabledNNPACK());
   words_.push_back(at::globalContext().deterministicAlgorithms());
 }
 

@@ -7,8 +7,9 @@
 // 20 microseconds on the calling thread, which on a small host takes them
 // from the device's own threads while it computes: a 3x3 convolution of
 // 32x32x16x16 floats ran 5-15% slower on axon than on the CPU. Both depend
-// only on sizes, strides, dtypes, the non-tensor arguments and two global
-// switches, so a call whose metadata was seen before reuses them.
+// only on sizes, strides, dtypes, the non-tensor arguments and three global
+// switches (oneDNN, NNPACK, deterministic algorithms), so a call whose
+// metadata was seen before reuses them.
 #pragma once
 
 #include <ATen/core/Tensor.h>
