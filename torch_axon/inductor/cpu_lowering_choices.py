@@ -7,6 +7,15 @@ input is copied (or computed) straight into its slice of the output, vector code
 joins the query, key and value gradients so, and the masked kernel took 337 µs a call where eager's `cat` took
 100 µs. Axon graphs now get the ConcatKernel where the CPU would, and Inductor's own lowering for the cases its
 CPU branch treats apart (8-bit integers, one input, skipped empty inputs, mixed dtypes).
+
+Division by a constant. Elsewhere Inductor multiplies by the reciprocal; for "cpu" it divides, as eager does
+(PyTorch issue 157959): `x / 3.0` compiled on axon differed from eager in the last bit for a third of the
+elements, and compiled on the CPU in none. Axon graphs divide.
+
+Variance. For "cpu" Inductor computes variances of rows up to `config.cpp.use_two_step_variance_threshold`
+(1024) long in two passes, mean then squared deviations, and Welford's one-pass update only above; for other
+devices the bound is `config.unroll_reductions_threshold` (8). Axon graphs take the CPU's bound, so their
+variances (and the normalizations built on them) are the CPU graphs' to the bit.
 """
 
 from __future__ import annotations
@@ -28,8 +37,7 @@ def _concatenation_on_axon(original):
             size = input_.get_size()
             return len(size) == 1 and V.graph.sizevars.statically_known_equals(size[0], 0)
 
-        device = inputs[0].get_device() if inputs else None
-        if (device is None or device.type != "axon" or len(inputs) < 2 or config.force_pointwise_cat
+        if (not inputs or not _on_axon(inputs[0]) or len(inputs) < 2 or config.force_pointwise_cat
                 or len({input_.get_dtype() for input_ in inputs}) != 1
                 or inputs[0].get_dtype() in (torch.int8, torch.uint8) or any(map(empty_1d, inputs))):
             return original(inputs, dim)
@@ -39,12 +47,63 @@ def _concatenation_on_axon(original):
     return cat
 
 
-def install_cpu_lowering_choices() -> None:
-    """Wraps Inductor's `cat` lowering (idempotent)."""
+def _division_on_axon(original):
+    @functools.wraps(original)
+    def div_prim(a, b):
+        from torch._inductor import lowering
+        from torch._inductor.virtualized import ops
+
+        integral = all(lowering.is_boolean_type(x) or lowering.is_integer_type(x) for x in (a, b))
+        if integral or not _on_axon(a):
+            return original(a, b)
+        return lowering.make_pointwise(lambda *args: ops.truediv(*args))(a, b)  # the CPU's branch
+
+    div_prim._axon_choice = True
+    return div_prim
+
+
+def _two_step_variance_on_axon(original):
+    @functools.wraps(original)
+    def use_two_step_variance(x, axis, keepdim, input_dtype):
+        import sympy
+        from torch._inductor import config, lowering
+
+        if not _on_axon(x):
+            return original(x, axis, keepdim, input_dtype)
+        # The CPU's branch: no split check, no minimum size.
+        kwargs = lowering._make_reduction_inner(x, axis=lowering._validate_reduction_axis(x, axis),
+                                                keepdims=keepdim, dtype=None, override_return_dtype=None)
+        numel = lowering.sympy_product(kwargs["reduction_ranges"])
+        return (isinstance(numel, sympy.Integer) and int(numel) <= config.cpp.use_two_step_variance_threshold
+                and lowering.sympy_product(kwargs["ranges"]) != 1)
+
+    use_two_step_variance._axon_choice = True
+    return use_two_step_variance
+
+
+def _on_axon(node) -> bool:
+    device = node.get_device() if hasattr(node, "get_device") else None
+    return device is not None and device.type == "axon"
+
+
+def _replace(module, name, wrap):
+    """Wraps `module.name` with `wrap`: the module global, which Inductor's other lowerings call by name, and its
+    entries in the lowering table."""
     from torch._inductor import lowering
 
-    current = lowering.lowerings[aten.cat]
-    if not getattr(current, "_axon_choice", False):
-        wrapped = _concatenation_on_axon(current)
-        for key in [key for key, value in lowering.lowerings.items() if value is current]:
-            lowering.lowerings[key] = wrapped
+    current = getattr(module, name)
+    if getattr(current, "_axon_choice", False):
+        return
+    wrapped = wrap(current)
+    setattr(module, name, wrapped)
+    for key in [key for key, value in lowering.lowerings.items() if value is current]:
+        lowering.lowerings[key] = wrapped
+
+
+def install_cpu_lowering_choices() -> None:
+    """Wraps Inductor's `cat` and `div_prim` lowerings and its two-step variance choice (idempotent)."""
+    from torch._inductor import lowering
+
+    _replace(lowering, "cat", _concatenation_on_axon)
+    _replace(lowering, "div_prim", _division_on_axon)
+    _replace(lowering, "use_two_step_variance", _two_step_variance_on_axon)
