@@ -30,8 +30,6 @@ import functools
 
 import torch
 
-aten = torch.ops.aten
-
 
 def _concatenation_on_axon(original):
     @functools.wraps(original)
