@@ -151,6 +151,13 @@ def install_extern_operators() -> None:
         elif not getattr(current, "_axon_extern", False):
             lowering.lowerings[operator] = _on_axon_instead(
                 current, extern_call, unless=_indices_unused if operator in _INDUCTOR_CODE_WITHOUT_INDICES else _never)
+    # Bilinear upsampling's forward is decomposed while tracing (Inductor's code is the faster there) and has no
+    # lowering; should a trace keep it whole (a CI run saw one, after other tests' compiles), it runs as axon's
+    # kernel instead of failing Inductor's assertion that an operator with a decomposition gets no fallback.
+    bilinear = aten.upsample_bilinear2d.default
+    if bilinear not in lowering.lowerings:
+        lowering.lowerings[bilinear] = _laid_out_as_traced(
+            bilinear, lowering.fallback_handler(bilinear, add_to_fallback_set=False))
     decomposition.fast_random_decomps.cache_clear()  # a copy of the table, made at the first compile
     for operator in _PYTHON_DECOMPOSED + _PYTHON_DECOMPOSED_FORWARD_ONLY:
         for key in (DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd):
