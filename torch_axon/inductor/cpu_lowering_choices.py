@@ -30,6 +30,8 @@ import functools
 
 import torch
 
+from .extern_operators import _on_axon
+
 
 def _concatenation_on_axon(original):
     @functools.wraps(original)
@@ -94,11 +96,6 @@ def _cpu_or_axon(original):
 
     is_cpu._axon_choice = True
     return is_cpu
-
-
-def _on_axon(node) -> bool:
-    device = node.get_device() if hasattr(node, "get_device") else None
-    return device is not None and device.type == "axon"
 
 
 def _replace(module, name, wrap):

@@ -69,8 +69,11 @@ def tracing_axon_graph():
 
 
 def _on_axon(value) -> bool:
-    """`value` is a traced tensor (decompositions) or an Inductor IR node (lowerings)."""
-    device = value.device if isinstance(value, torch.Tensor) else value.get_device()
+    """`value` is a traced tensor (decompositions), an Inductor IR node (lowerings) or a number (never on axon)."""
+    if isinstance(value, torch.Tensor):
+        device = value.device
+    else:
+        device = value.get_device() if hasattr(value, "get_device") else None
     return device is not None and device.type == "axon"
 
 
@@ -123,6 +126,13 @@ def _laid_out_as_traced(operator, extern_call):
     return call
 
 
+def _extern_call(operator):
+    """A lowering that calls axon's kernel for `operator` (an Inductor fallback, not listed as one)."""
+    from torch._inductor import lowering
+
+    return _laid_out_as_traced(operator, lowering.fallback_handler(operator, add_to_fallback_set=False))
+
+
 def _stepping_aside(operator, python_kernel, *, only_for_gradients=False):
     @functools.wraps(python_kernel)
     def kernel(input_, *args, **kwargs):
@@ -145,7 +155,7 @@ def install_extern_operators() -> None:
         if current is not None and not getattr(current, "_axon_extern", False):
             decomposition.decompositions[operator] = _on_axon_instead(current, _decline)
         current = lowering.lowerings.get(operator)
-        extern_call = _laid_out_as_traced(operator, lowering.fallback_handler(operator, add_to_fallback_set=False))
+        extern_call = _extern_call(operator)
         if current is None:  # only ever decomposed: only axon's calls get here, and any call is an extern one
             lowering.lowerings[operator] = extern_call
         elif not getattr(current, "_axon_extern", False):
@@ -156,8 +166,7 @@ def install_extern_operators() -> None:
     # kernel instead of failing Inductor's assertion that an operator with a decomposition gets no fallback.
     bilinear = aten.upsample_bilinear2d.default
     if bilinear not in lowering.lowerings:
-        lowering.lowerings[bilinear] = _laid_out_as_traced(
-            bilinear, lowering.fallback_handler(bilinear, add_to_fallback_set=False))
+        lowering.lowerings[bilinear] = _extern_call(bilinear)
     decomposition.fast_random_decomps.cache_clear()  # a copy of the table, made at the first compile
     for operator in _PYTHON_DECOMPOSED + _PYTHON_DECOMPOSED_FORWARD_ONLY:
         for key in (DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd):
