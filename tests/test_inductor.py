@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import sys
 
 import pytest
@@ -414,6 +415,22 @@ def test_compiled_results_equal_the_cpus_compiled_results_to_the_bit(name):
     on_cpu = torch.compile(function)(x)
     on_axon = torch.compile(function)(x.to("axon")).cpu()
     assert torch.equal(on_axon, on_cpu)
+
+
+def test_a_convolutions_bias_stays_in_the_convolution_as_on_the_cpu():
+    # For devices other than "cpu" Inductor peels the bias off a convolution (cuDNN is slower with it) and adds it
+    # in a generated kernel: before a batch norm, that was an extra pass over the convolution's result. Axon's
+    # convolution is oneDNN's, which adds the bias as it writes, as on the CPU (cpu_lowering_choices.py).
+    generator = torch.Generator().manual_seed(0)
+    x, weight, bias = (torch.randn(*shape, generator=generator) for shape in ((4, 8, 12, 12), (16, 8, 3, 3), (16,)))
+
+    def function(x, weight, bias):
+        return F.relu(F.conv2d(x, weight, bias, padding=1)) / 3.0
+
+    on_cpu = torch.compile(function)(x, weight, bias)
+    on_axon, (code,) = run_and_get_code(torch.compile(function), x.to("axon"), weight.to("axon"), bias.to("axon"))
+    assert re.search(r"extern_kernels\.convolution\(\w+, \w+, \w+, stride=", code)
+    assert torch.equal(on_axon.cpu(), on_cpu)
 
 
 def test_a_reused_exponential_is_stored_as_on_the_cpu():

@@ -22,6 +22,11 @@ reused result of a costly function (exp, log, tanh, sigmoid, ...) instead of rec
 allows larger inlined expressions and more reads before it stores one. Stored, a softmax's exponentials stay in a
 per-row buffer of the fused kernel; recomputed, a compiled softmax times a weight took 1.49-1.57 ms against the
 CPU graph's 1.19-1.25. Axon graphs take the CPU's thresholds.
+
+A convolution's bias. For other devices Inductor peels the bias off a convolution (cuDNN is slower with it) and
+adds it in a generated kernel; in a CNN's training graph that was one more pass over each convolution's result
+inside the batch norm's kernel. Axon's convolution is oneDNN's, which adds the bias as it writes its result, as
+on the CPU, so axon graphs keep the bias in the convolution.
 """
 
 from __future__ import annotations
@@ -98,6 +103,30 @@ def _cpu_or_axon(original):
     return is_cpu
 
 
+def _convolution_on_axon(original):
+    @functools.wraps(original)
+    def convolution(x, weight, bias, *args, **kwargs):
+        from torch._inductor import ir
+
+        if bias is None or not _on_axon(x):
+            return original(x, weight, bias, *args, **kwargs)
+        # The lowering asks the device type of `x` once, to decide whether to peel the bias; for the duration of
+        # the call that one node answers "cpu" (Inductor lowers a graph on one thread).
+        device_type = ir.get_device_type
+
+        def cpu_for_this_input(node):
+            return "cpu" if node is x else device_type(node)
+
+        ir.get_device_type = cpu_for_this_input
+        try:
+            return original(x, weight, bias, *args, **kwargs)
+        finally:
+            ir.get_device_type = device_type
+
+    convolution._axon_choice = True
+    return convolution
+
+
 def _replace(module, name, wrap):
     """Wraps `module.name` with `wrap`: the module global, which Inductor's other lowerings call by name, and its
     entries in the lowering table."""
@@ -113,11 +142,13 @@ def _replace(module, name, wrap):
 
 
 def install_cpu_lowering_choices() -> None:
-    """Wraps Inductor's `cat` and `div_prim` lowerings, its two-step variance choice and its realization
-    heuristics' device test (idempotent)."""
+    """Wraps Inductor's `cat`, `div_prim` and `convolution` lowerings, its two-step variance choice and its
+    realization heuristics' device test (idempotent)."""
     from torch._inductor import ir, lowering
+    from torch._inductor.kernel import conv
 
     _replace(ir, "is_cpu", _cpu_or_axon)
     _replace(lowering, "cat", _concatenation_on_axon)
     _replace(lowering, "div_prim", _division_on_axon)
     _replace(lowering, "use_two_step_variance", _two_step_variance_on_axon)
+    _replace(conv, "convolution", _convolution_on_axon)
