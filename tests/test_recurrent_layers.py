@@ -169,3 +169,96 @@ def test_compiled_lstm_traced_whole_matches_eager(backend):
         compiled = torch.compile(module, backend=backend)(x)[0]
         compiled.sum().backward()
     torch.testing.assert_close(compiled.cpu(), eager.cpu())
+
+
+# ---- nn.GRU and nn.RNN: the CPU's route (csrc/ops/single_state_recurrent_layers.cpp) ----
+
+
+def run_single_state(module, x, device, state=None):
+    """Outputs, final state and every gradient of one forward and backward, and the autograd graph's node names."""
+    module = copy.deepcopy(module).to(device)
+    x = x.to(device, copy=True).requires_grad_()
+    state = None if state is None else state.to(device, copy=True).requires_grad_()
+    out, h = module(x, state)
+    (out.sum() + 2 * h.sum()).backward()
+    grads = [x.grad] + ([] if state is None else [state.grad]) + [p.grad for p in module.parameters()]
+    return [out, h] + grads, autograd_nodes(out)
+
+
+@pytest.mark.parametrize("factory", [
+    lambda: nn.GRU(12, 20),
+    lambda: nn.GRU(12, 20, num_layers=2, bidirectional=True, batch_first=True),
+    lambda: nn.GRU(12, 20, num_layers=3, bias=False),
+    lambda: nn.RNN(12, 20, num_layers=2, batch_first=True),
+    lambda: nn.RNN(12, 20, nonlinearity="relu", bidirectional=True),
+], ids=["gru", "gru-bidirectional-batch-first", "gru-no-bias", "rnn-tanh", "rnn-relu-bidirectional"])
+def test_gru_and_rnn_project_each_layers_inputs_in_one_product_as_the_cpu_does(factory):
+    # On other devices than the CPU, ATen's composite makes one input product per time step and, for a GRU, calls
+    # the fused cell (its own backward node); the CPU projects the whole sequence once per layer and direction
+    # (one AddmmBackward0 or MmBackward0 per layer input instead of one per step) and composes the cell.
+    torch.manual_seed(0)
+    module, x = factory(), torch.randn(5, 3, 12)
+    state = torch.randn(module.num_layers * (2 if module.bidirectional else 1), 5 if module.batch_first else 3, 20)
+    for initial in (None, state):
+        expected, cpu_nodes = run_single_state(module, x, "cpu", initial)
+        got, axon_nodes = run_single_state(module, x, "axon", initial)
+        assert "ThnnFusedGruCellBackward0" not in axon_nodes
+        assert axon_nodes == cpu_nodes
+        for e, g in zip(expected, got):
+            torch.testing.assert_close(g.cpu(), e)
+
+
+@pytest.mark.parametrize("kind", [nn.GRU, nn.RNN])
+def test_products_per_layer_and_step_are_the_cpus(kind):
+    # A 2-layer network over 6 steps makes 2 input products and 12 hidden ones, as on the CPU (the composite on
+    # other devices: 12 of each).
+    module = kind(8, 16, num_layers=2).to("axon")
+    x = torch.randn(6, 3, 8, device="axon")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        module(x)
+    products = sum(event.count for event in profile.key_averages() if event.key in ("aten::addmm", "aten::mm"))
+    assert products == 2 + 2 * 6
+
+
+@pytest.mark.parametrize("name,call", [
+    ("empty sequence", lambda m: m(torch.randn(0, 3, 8, device="axon"))),
+    ("wrong input size", lambda m: m(torch.randn(5, 3, 9, device="axon"))),
+    ("state on the CPU", lambda m: m(torch.randn(5, 3, 8, device="axon"), torch.zeros(1, 3, 16))),
+])
+def test_gru_errors_are_the_cpus(name, call):
+    cpu_module = nn.GRU(8, 16)
+    cpu_call = {"empty sequence": lambda m: m(torch.randn(0, 3, 8)),
+                "wrong input size": lambda m: m(torch.randn(5, 3, 9)),
+                "state on the CPU": None}[name]
+    with pytest.raises(RuntimeError) as axon_error:
+        call(copy.deepcopy(cpu_module).to("axon"))
+        torch.axon.synchronize()
+    if cpu_call is not None:
+        with pytest.raises(RuntimeError) as cpu_error:
+            cpu_call(cpu_module)
+        assert str(axon_error.value) == str(cpu_error.value)
+
+
+def test_gru_dropout_between_layers_draws_from_axons_generator():
+    module = nn.GRU(8, 16, num_layers=3, dropout=0.5).to("axon").train()
+    x = torch.randn(5, 3, 8, device="axon")
+    torch.manual_seed(6)
+    first = module(x)[0]
+    torch.manual_seed(6)
+    again = module(x)[0]
+    assert torch.equal(first.cpu(), again.cpu())
+    assert not torch.equal(first.cpu(), module.eval()(x)[0].cpu())
+
+
+@pytest.mark.parametrize("backend", ["axon", "inductor"])
+def test_compiled_gru_traced_whole_matches_eager(backend):
+    # Dynamo's fake tensors take the composite; eager takes the CPU's route: the same function either way.
+    torch.manual_seed(9)
+    module = nn.GRU(4, 6, 2, bidirectional=True).to("axon")
+    x = torch.randn(5, 3, 4, device="axon")
+    eager = module(x)[0]
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(allow_rnn=True):
+        compiled = torch.compile(module, backend=backend)(x)[0]
+        compiled.sum().backward()
+    torch.testing.assert_close(compiled.cpu(), eager.cpu())
