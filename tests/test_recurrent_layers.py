@@ -97,9 +97,10 @@ def test_lstm_without_gradients_and_in_inference_mode():
         assert_same_bits([expected], [on_axon(x.to("axon"))[0]])
 
 
-def test_dropout_between_layers_in_training():
+@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU])
+def test_dropout_between_layers_in_training(kind):
     torch.manual_seed(5)
-    module = nn.LSTM(8, 16, num_layers=3, dropout=0.5).to("axon").train()
+    module = kind(8, 16, num_layers=3, dropout=0.5).to("axon").train()
     x = torch.randn(5, 3, 8, device="axon")
     torch.manual_seed(6)
     first = module(x)[0]
@@ -157,11 +158,12 @@ def test_autocast_gives_the_lstm_its_dtype_as_on_the_cpu():
     assert got.dtype == expected.dtype == torch.bfloat16
 
 
+@pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU])
 @pytest.mark.parametrize("backend", ["axon", "inductor"])
-def test_compiled_lstm_traced_whole_matches_eager(backend):
-    # With allow_rnn Dynamo traces into the LSTM: its fake tensors take the composite.
+def test_compiled_lstm_traced_whole_matches_eager(backend, kind):
+    # With allow_rnn Dynamo traces into the LSTM or GRU: its fake tensors take the composite.
     torch.manual_seed(9)
-    module = nn.LSTM(4, 6, 2, bidirectional=True).to("axon")
+    module = kind(4, 6, 2, bidirectional=True).to("axon")
     x = torch.randn(5, 3, 4, device="axon")
     eager = module(x)[0]
     torch._dynamo.reset()
@@ -237,28 +239,3 @@ def test_gru_errors_are_the_cpus(name, call):
         with pytest.raises(RuntimeError) as cpu_error:
             cpu_call(cpu_module)
         assert str(axon_error.value) == str(cpu_error.value)
-
-
-def test_gru_dropout_between_layers_draws_from_axons_generator():
-    module = nn.GRU(8, 16, num_layers=3, dropout=0.5).to("axon").train()
-    x = torch.randn(5, 3, 8, device="axon")
-    torch.manual_seed(6)
-    first = module(x)[0]
-    torch.manual_seed(6)
-    again = module(x)[0]
-    assert torch.equal(first.cpu(), again.cpu())
-    assert not torch.equal(first.cpu(), module.eval()(x)[0].cpu())
-
-
-@pytest.mark.parametrize("backend", ["axon", "inductor"])
-def test_compiled_gru_traced_whole_matches_eager(backend):
-    # Dynamo's fake tensors take the composite; eager takes the CPU's route: the same function either way.
-    torch.manual_seed(9)
-    module = nn.GRU(4, 6, 2, bidirectional=True).to("axon")
-    x = torch.randn(5, 3, 4, device="axon")
-    eager = module(x)[0]
-    torch._dynamo.reset()
-    with torch._dynamo.config.patch(allow_rnn=True):
-        compiled = torch.compile(module, backend=backend)(x)[0]
-        compiled.sum().backward()
-    torch.testing.assert_close(compiled.cpu(), eager.cpu())
