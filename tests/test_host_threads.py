@@ -148,3 +148,25 @@ def test_small_kernels_run_on_one_thread_and_topk_with_the_team():
     torch.axon.synchronize()
     assert launches() == before + 1
     assert torch.equal(values.cpu(), expected.values) and torch.equal(indices.cpu(), expected.indices)
+
+
+@pytest.mark.parametrize("name,call", [
+    ("addmm", lambda a, b, bias: torch.addmm(bias, a, b)),
+    ("mm", lambda a, b, bias: a @ b),
+    ("bmm", lambda a, b, bias: torch.bmm(a.expand(2, -1, -1), b.expand(2, -1, -1))),
+])
+def test_products_of_eight_rows_and_more_run_with_the_team_and_thinner_ones_on_one_thread(name, call):
+    # A product's work grows with m·k·n, not with the bytes it covers: a 16×256 by 256×768 product took 53 µs on
+    # two threads and 80 on one; matrix-vector products are faster on one (host_execution/matrix_products.h).
+    import torch_axon
+
+    launches = torch_axon._C._testing.single_thread_launches
+    bias = torch.randn(768, device="axon")
+    for rows, serial in ((16, 0), (4, 1)):
+        a, b = torch.randn(rows, 256, device="axon"), torch.randn(256, 768, device="axon")
+        torch.axon.synchronize()
+        before = launches()
+        result = call(a, b, bias)
+        torch.axon.synchronize()
+        assert launches() - before == serial, (rows, launches() - before)
+        torch.testing.assert_close(result.cpu(), call(a.cpu(), b.cpu(), bias.cpu()))

@@ -218,8 +218,10 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
     if (onednn_takes_product(self, mat2, false)) {
       queue_onednn_mm(op.kernel_name(), self, mat2, out);
     } else {
-      queue_over_aliases<3>(op.kernel_name(), self.device(), {&self, &mat2, &out},
-                            [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); });
+      queue_over_aliases<3>(
+          op.kernel_name(), self.device(), {&self, &mat2, &out},
+          [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); },
+          product_wants_team(1, self.size(0), self.size(1), mat2.size(1)));
     }
     return out;
   }

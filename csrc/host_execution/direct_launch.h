@@ -122,12 +122,13 @@ class DirectLaunch final : public HostLaunch {
   explicit DirectLaunch(Body body) : body_(std::move(body)) {}
 
   // Queues this launch on the current stream of `device` over `tensors`.
-  static void queue(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors, Body body) {
+  static void queue(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors, Body body,
+                    bool team_at_any_size) {
     auto launch = std::make_unique<DirectLaunch>(std::move(body));
     for (std::size_t i = 0; i < N; ++i) launch->positions_[i] = launch->aliases_.add(*tensors[i]);
     const std::size_t bytes = launch->aliases_.bytes_covered();
     launches_queued.fetch_add(1, std::memory_order_relaxed);
-    launch_on_stream(current_stream_handle(device.index()), name, bytes, std::move(launch));
+    launch_on_stream(current_stream_handle(device.index()), name, bytes, std::move(launch), team_at_any_size);
   }
 
   void run() override {
@@ -146,10 +147,11 @@ class DirectLaunch final : public HostLaunch {
 // Queues `body` on the current stream of `device`. It receives CPU aliases
 // of `tensors` (in that order; a tensor given twice gets one alias), made
 // on the worker. `body` captures only values made for the call.
+// `team_at_any_size`: as launch_on_stream's (stream_launch.h).
 template <std::size_t N, class Body>
 void queue_over_aliases(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors,
-                        Body body) {
-  DirectLaunch<N, Body>::queue(name, device, tensors, std::move(body));
+                        Body body, bool team_at_any_size = false) {
+  DirectLaunch<N, Body>::queue(name, device, tensors, std::move(body), team_at_any_size);
 }
 
 }  // namespace axon::direct

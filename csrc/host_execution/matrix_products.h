@@ -38,6 +38,16 @@ bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2, bool a
 // Only for operands onednn_takes_product accepted.
 void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::Tensor& mat2, bool accumulate);
 
+// Whether a float product of `batch` (m×k)·(k×n) matrices runs with the
+// worker's OpenMP team whatever bytes it covers (launch_on_stream's
+// team_at_any_size). Below 1 MiB of operands a kernel runs on one thread, but
+// a product's work grows with m·k·n, not its bytes: MKL on two threads took
+// 53 µs for a 16×256 by 256×768 product against 80 µs on one, and 0.7-0.8×
+// one thread's time from 8 rows and half a million multiply-adds up (a
+// recurrent network's step products, docs/benchmarks.md, stop 55); below 8
+// rows or columns (matrix-vector products) two threads are slower.
+bool product_wants_team(int64_t batch, int64_t m, int64_t k, int64_t n);
+
 // False: every product takes ATen's CPU kernel, for comparisons (tests,
 // benchmarks).
 void set_onednn_products_enabled(bool enabled);

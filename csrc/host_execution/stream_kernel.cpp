@@ -14,6 +14,7 @@
 #include "core/stream.h"
 #include "host_execution/cpu_call_on_worker.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/matrix_products.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
 #include "ops/argument_tensors.h"
@@ -240,6 +241,19 @@ class DeferredAliasCall final : public HostLaunch {
   c10::OperatorHandle kernel_;
 };
 
+// Whether a matrix product's sizes ask for the worker's team (matrix_products.h).
+bool product_call_wants_team(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
+  const int first = plan.product_first_factor;
+  if (first < 0 || static_cast<size_t>(first) + 1 >= args.size() || !args[first].isTensor() ||
+      !args[first + 1].isTensor()) {
+    return false;
+  }
+  const at::Tensor &a = args[first].toTensor(), &b = args[first + 1].toTensor();
+  if (!a.defined() || !b.defined() || a.dim() != b.dim() || a.dim() < 2 || a.dim() > 3) return false;
+  const int64_t batch = a.dim() == 3 ? a.size(0) : 1;
+  return product_wants_team(batch, a.size(-2), a.size(-1), b.size(-1));
+}
+
 // Queues a call whose host aliases the worker makes (DeferredAliases), for
 // the kOutVariant, kInPlace and kCopyBack strategies (see the switch in
 // stream_kernel for what each does). Returns false, having queued nothing,
@@ -282,7 +296,8 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
     }
   }
   const size_t bytes = aliases.bytes_covered();
-  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call), plan.team_at_any_size);
+  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call),
+                   plan.team_at_any_size || product_call_wants_team(plan, args));
   return true;
 }
 

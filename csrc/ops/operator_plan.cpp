@@ -95,6 +95,10 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
     }
   }
   plan.team_at_any_size = schema.name() == "aten::topk";
+  if (schema.name() == "aten::mm" || schema.name() == "aten::bmm") plan.product_first_factor = 0;
+  if (schema.name() == "aten::addmm" || schema.name() == "aten::baddbmm" || schema.name() == "aten::addbmm") {
+    plan.product_first_factor = 1;
+  }
   const bool indexing = schema.name() == "aten::index" || schema.name() == "aten::index_put_" ||
                         schema.name() == "aten::index_put" || schema.name() == "aten::_index_put_impl_" ||
                         schema.name() == "aten::index_fill_" || schema.name() == "aten::index_fill";

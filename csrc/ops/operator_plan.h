@@ -35,6 +35,11 @@ struct OperatorPlan {
   // kernels whose work is far above the bytes they cover. topk takes 0.08 ms
   // on two threads and 0.43-0.58 ms on one for 256 rows of 256 floats.
   bool team_at_any_size = false;
+  // For matrix products (mm, addmm, bmm, baddbmm, addbmm): the argument index
+  // of the first factor, the second following it; -1 for other operators.
+  // Such a call runs with the team where its sizes ask for it
+  // (product_wants_team, host_execution/matrix_products.h).
+  int product_first_factor = -1;
   // Set when the op cannot run through the generic kernel (view results).
   std::string unsupported_reason;
 };
