@@ -111,6 +111,10 @@ def test_scatter_add_large_enough_to_split_among_threads():
     destination, source = draw(1024, 512, seed=16), draw(4096, 512, seed=17)
     check(lambda d, i, s: d.scatter_add_(0, i, s), destination, index(4096, 512, high=1024, seed=18), source,
           direct=True)
+    # Along the last dimension each slice's index row is read straight through (scatter_gather_rows.cpp).
+    destination, source = draw(2048, 64, seed=19), draw(2048, 512, seed=20)
+    check(lambda d, i, s: d.scatter_add_(1, i, s), destination, index(2048, 512, high=64, seed=21), source,
+          direct=True)
 
 
 def test_scatter_add_functional_leaves_self_alone():

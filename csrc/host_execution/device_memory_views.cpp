@@ -199,6 +199,7 @@ std::size_t DeferredAliases::add(const at::Tensor& tensor) {
   }
   Storage& covered = storages_[storage];
   widen(covered.begin, covered.end, byte_extent(tensor));
+  element_bytes_ += static_cast<std::size_t>(tensor.numel()) * tensor.dtype().itemsize();
   View view;
   view.device = impl;
   view.storage = storage;
@@ -219,6 +220,8 @@ std::size_t DeferredAliases::bytes_covered() const {
   for (const Storage& storage : storages_) bytes += storage.end - storage.begin;
   return bytes;
 }
+
+std::size_t DeferredAliases::bytes_visited() const { return std::max(bytes_covered(), element_bytes_); }
 
 c10::SmallVector<at::Tensor, 4> DeferredAliases::make() const {
   c10::SmallVector<c10::Storage, 4> storages;

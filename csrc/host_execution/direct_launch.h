@@ -126,7 +126,7 @@ class DirectLaunch final : public HostLaunch {
                     bool team_at_any_size) {
     auto launch = std::make_unique<DirectLaunch>(std::move(body));
     for (std::size_t i = 0; i < N; ++i) launch->positions_[i] = launch->aliases_.add(*tensors[i]);
-    const std::size_t bytes = launch->aliases_.bytes_covered();
+    const std::size_t bytes = launch->aliases_.bytes_visited();
     launches_queued.fetch_add(1, std::memory_order_relaxed);
     launch_on_stream(current_stream_handle(device.index()), name, bytes, std::move(launch), team_at_any_size);
   }

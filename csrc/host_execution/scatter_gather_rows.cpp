@@ -48,8 +48,36 @@ void for_each_column_run(const ScatterGatherShape& shape, const Body& body) {
   });
 }
 
+// gather along the last dimension (inner 1, extent at least 1): each outer
+// slice's index row read straight through. The column walk below would run
+// a one-column loop per element there, 2.5-3x the CPU kernel's time on a
+// 2048x1024 index (docs/benchmarks.md, stop 55).
+template <class Element>
+void gather_last_dimension(const Element* source, const int64_t* index, Element* result,
+                           const ScatterGatherShape& shape) {
+  std::atomic<bool> out_of_bounds{false};
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, shape.rows));
+  at::parallel_for(0, shape.outer, grain, [&](int64_t begin, int64_t end) {
+    bool outside_any = false;
+    for (int64_t o = begin; o < end; ++o) {
+      const Element* slice = source + o * shape.extent;
+      const int64_t* row_index = index + o * shape.rows;
+      Element* row_result = result + o * shape.rows;
+      for (int64_t r = 0; r < shape.rows; ++r) {
+        const int64_t k = row_index[r];
+        const bool bad = outside(k, shape.extent);
+        outside_any |= bad;
+        row_result[r] = slice[bad ? 0 : k];  // an out-of-bounds index reads element 0, then raises below
+      }
+    }
+    if (outside_any) out_of_bounds.store(true, std::memory_order_relaxed);
+  });
+  if (out_of_bounds.load(std::memory_order_relaxed)) raise_out_of_bounds(index, shape);
+}
+
 template <class Element>
 void gather_of(const Element* source, const int64_t* index, Element* result, const ScatterGatherShape& shape) {
+  if (shape.inner == 1 && shape.extent > 0) return gather_last_dimension(source, index, result, shape);
   std::atomic<bool> out_of_bounds{false};
   for_each_column_run(shape, [&](int64_t o, int64_t first, int64_t last) {
     const Element* slice = source + o * shape.extent * shape.inner;
@@ -81,6 +109,18 @@ void scatter_add_of(Element* destination, const int64_t* index, const Element* s
     }
   });
   if (out_of_bounds.load(std::memory_order_relaxed)) raise_out_of_bounds(index, shape);
+  if (shape.inner == 1) {  // along the last dimension: each slice's index row straight through, in row order
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, shape.rows));
+    at::parallel_for(0, shape.outer, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        Element* slice = destination + o * shape.extent;
+        const int64_t* row_index = index + o * shape.rows;
+        const Element* row_source = source + o * shape.rows;
+        for (int64_t r = 0; r < shape.rows; ++r) slice[row_index[r]] += row_source[r];
+      }
+    });
+    return;
+  }
   for_each_column_run(shape, [&](int64_t o, int64_t first, int64_t last) {
     Element* slice = destination + o * shape.extent * shape.inner;
     for (int64_t r = 0; r < shape.rows; ++r) {

@@ -295,7 +295,7 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
       result_aliases.push_back(delivered ? static_cast<int>(aliases.add(results[i].toTensor())) : -1);
     }
   }
-  const size_t bytes = aliases.bytes_covered();
+  const size_t bytes = aliases.bytes_visited();
   launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call),
                    plan.team_at_any_size || product_call_wants_team(plan, args));
   return true;

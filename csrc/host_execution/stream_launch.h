@@ -69,8 +69,8 @@ class HostLaunch {
 };
 
 // Queues `launch` on `stream`, for a kernel that makes its host aliases
-// itself on the worker (DeferredAliases::make), over `bytes_covered` bytes of
-// device memory (DeferredAliases::bytes_covered). `kernel_name` must outlive
+// itself on the worker (DeferredAliases::make), visiting `bytes_covered` bytes
+// of device memory (DeferredAliases::bytes_visited). `kernel_name` must outlive
 // the launch (a literal, or an operator plan's name: plans live as long as
 // the process); it is not copied. The launch is destroyed as
 // kByQueuingThread says, so it keeps that rule: it holds nothing but the
