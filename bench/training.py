@@ -46,11 +46,11 @@ def pooled_cnn():
 
 
 class SequenceClassifier(nn.Module):
-    """A 2-layer LSTM over a sequence, classified from its last step."""
+    """A 2-layer LSTM (or another recurrent layer) over a sequence, classified from its last step."""
 
-    def __init__(self):
+    def __init__(self, recurrent_layer=nn.LSTM):
         super().__init__()
-        self.rnn = nn.LSTM(256, 512, num_layers=2, batch_first=True)
+        self.rnn = recurrent_layer(256, 512, num_layers=2, batch_first=True)
         self.head = nn.Linear(512, 10)
 
     def forward(self, x):
@@ -59,6 +59,10 @@ class SequenceClassifier(nn.Module):
 
 def lstm():
     return SequenceClassifier(), (torch.randn(16, 64, 256),), torch.randint(0, 10, (16,))
+
+
+def gru():
+    return SequenceClassifier(nn.GRU), (torch.randn(16, 64, 256),), torch.randint(0, 10, (16,))
 
 
 def gpt():
@@ -92,7 +96,8 @@ def step_function(model: nn.Module, inputs, target, device: str, optimizer_name:
 
 
 CASES = (("MLP step (ms)", mlp, "adamw"), ("MLP step, SGD fused=True (ms)", mlp, "sgd fused"),
-         ("CNN step (ms)", cnn, "adamw"), ("GPT step (ms)", gpt, "adamw"), ("LSTM step (ms)", lstm, "adamw"))
+         ("CNN step (ms)", cnn, "adamw"), ("GPT step (ms)", gpt, "adamw"), ("LSTM step (ms)", lstm, "adamw"),
+         ("GRU step (ms)", gru, "adamw"))
 
 
 def measure(device: str) -> dict[str, float]:

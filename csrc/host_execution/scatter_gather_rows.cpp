@@ -48,10 +48,10 @@ void for_each_column_run(const ScatterGatherShape& shape, const Body& body) {
   });
 }
 
-// gather along the last dimension (inner 1, extent at least 1): each outer
-// slice's index row read straight through. The column walk below would run
-// a one-column loop per element there, 2.5-3x the CPU kernel's time on a
-// 2048x1024 index (docs/benchmarks.md, stop 55).
+// gather along the last dimension (inner 1): each outer slice's index row
+// read straight through. The column walk below would run a one-column loop
+// per element there, 2.5-3x the CPU kernel's time on a 2048x1024 index
+// (docs/benchmarks.md, stop 55).
 template <class Element>
 void gather_last_dimension(const Element* source, const int64_t* index, Element* result,
                            const ScatterGatherShape& shape) {
@@ -65,9 +65,11 @@ void gather_last_dimension(const Element* source, const int64_t* index, Element*
       Element* row_result = result + o * shape.rows;
       for (int64_t r = 0; r < shape.rows; ++r) {
         const int64_t k = row_index[r];
-        const bool bad = outside(k, shape.extent);
-        outside_any |= bad;
-        row_result[r] = slice[bad ? 0 : k];  // an out-of-bounds index reads element 0, then raises below
+        if (outside(k, shape.extent)) {
+          outside_any = true;
+          continue;
+        }
+        row_result[r] = slice[k];
       }
     }
     if (outside_any) out_of_bounds.store(true, std::memory_order_relaxed);
@@ -77,7 +79,7 @@ void gather_last_dimension(const Element* source, const int64_t* index, Element*
 
 template <class Element>
 void gather_of(const Element* source, const int64_t* index, Element* result, const ScatterGatherShape& shape) {
-  if (shape.inner == 1 && shape.extent > 0) return gather_last_dimension(source, index, result, shape);
+  if (shape.inner == 1) return gather_last_dimension(source, index, result, shape);
   std::atomic<bool> out_of_bounds{false};
   for_each_column_run(shape, [&](int64_t o, int64_t first, int64_t last) {
     const Element* slice = source + o * shape.extent * shape.inner;
