@@ -63,6 +63,16 @@ def test_lstm_runs_onednn_layers_with_the_cpus_bits(options):
     compare(module, x, onednn=True)
 
 
+def test_bfloat16_lstm_runs_onednn_layers_where_the_cpu_does():
+    # The CPU runs bfloat16 LSTMs as oneDNN layers where its oneDNN takes bfloat16; unrolled, a 64-step LSTM's
+    # forward and backward took 7.7 times the CPU's time on axon.
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip("the CPU's oneDNN does not take bfloat16 on this host")
+    torch.manual_seed(10)
+    module = nn.LSTM(12, 20, num_layers=2, bidirectional=True, batch_first=True).to(torch.bfloat16)
+    compare(module, torch.randn(4, 6, 12, dtype=torch.bfloat16), onednn=True)
+
+
 def test_lstm_with_initial_states():
     torch.manual_seed(1)
     module = nn.LSTM(8, 16, num_layers=2, bidirectional=True)
