@@ -50,10 +50,8 @@ constexpr int64_t kOneDnnLstm = 2;
 // Whether the CPU runs bfloat16 LSTMs as oneDNN layers: its own test
 // (mkldnn::_is_mkldnn_bf16_supported, the check its use_mkldnn makes), asked once.
 bool cpu_runs_bfloat16_layers() {
-  static const bool supported = c10::Dispatcher::singleton()
-                                    .findSchemaOrThrow("mkldnn::_is_mkldnn_bf16_supported", "")
-                                    .typed<bool()>()
-                                    .call();
+  static const bool supported =
+      c10::Dispatcher::singleton().findSchemaOrThrow("mkldnn::_is_mkldnn_bf16_supported", "").typed<bool()>().call();
   return supported;
 }
 
@@ -62,8 +60,8 @@ bool cpu_runs_bfloat16_layers() {
 // whose memory the host addresses, with sizes that fit together.
 bool onednn_layers(const at::Tensor& input, at::TensorList hx, at::TensorList params, bool has_biases,
                    int64_t num_layers, bool bidirectional, bool batch_first) {
-  const bool dtype_taken = input.scalar_type() == at::kFloat ||
-                           (input.scalar_type() == at::kBFloat16 && cpu_runs_bfloat16_layers());
+  const bool dtype_taken =
+      input.scalar_type() == at::kFloat || (input.scalar_type() == at::kBFloat16 && cpu_runs_bfloat16_layers());
   if (!at::globalContext().userEnabledMkldnn() || at::autocast::is_autocast_enabled(c10::DeviceType::PrivateUse1) ||
       hx.size() != 2 || !input.is_privateuseone() || !dtype_taken || input.dim() != 3 || input.numel() == 0 ||
       at::isTensorSubclassLike(input)) {
@@ -72,8 +70,8 @@ bool onednn_layers(const at::Tensor& input, at::TensorList hx, at::TensorList pa
   const c10::Device device = input.device();
   if (!host_addressable(device.index()) || compiled_kernels_first(device)) return false;
   const auto same_kind = [&](const at::Tensor& t, c10::IntArrayRef sizes) {
-    return t.defined() && t.device() == device && t.scalar_type() == input.scalar_type() && t.layout() == c10::kStrided &&
-           !at::isTensorSubclassLike(t) && t.sizes().equals(sizes);
+    return t.defined() && t.device() == device && t.scalar_type() == input.scalar_type() &&
+           t.layout() == c10::kStrided && !at::isTensorSubclassLike(t) && t.sizes().equals(sizes);
   };
   const int64_t directions = bidirectional ? 2 : 1, per_layer = has_biases ? 4 : 2;
   if (num_layers < 1 || static_cast<int64_t>(params.size()) != num_layers * directions * per_layer) return false;
