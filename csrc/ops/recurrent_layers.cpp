@@ -35,11 +35,11 @@
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
-#include <array>
 #include <vector>
 
 #include "compiled_execution/compiled_kernel.h"
 #include "host_execution/device_memory_views.h"
+#include "ops/recurrent_layer_sizes.h"
 
 namespace axon {
 namespace {
@@ -69,27 +69,8 @@ bool onednn_layers(const at::Tensor& input, at::TensorList hx, at::TensorList pa
   }
   const c10::Device device = input.device();
   if (!host_addressable(device.index()) || compiled_kernels_first(device)) return false;
-  const auto same_kind = [&](const at::Tensor& t, c10::IntArrayRef sizes) {
-    return t.defined() && t.device() == device && t.scalar_type() == input.scalar_type() &&
-           t.layout() == c10::kStrided && !at::isTensorSubclassLike(t) && t.sizes().equals(sizes);
-  };
-  const int64_t directions = bidirectional ? 2 : 1, per_layer = has_biases ? 4 : 2;
-  if (num_layers < 1 || static_cast<int64_t>(params.size()) != num_layers * directions * per_layer) return false;
-  const int64_t batch = input.size(batch_first ? 0 : 1),
-                hidden = hx[0].defined() && hx[0].dim() == 3 ? hx[0].size(2) : -1;
-  const std::array<int64_t, 3> state_sizes = {num_layers * directions, batch, hidden};
-  if (hidden < 1 || !same_kind(hx[0], state_sizes) || !same_kind(hx[1], state_sizes)) return false;  // or projections
-  for (int64_t layer = 0; layer < num_layers; ++layer) {
-    const int64_t layer_input = layer == 0 ? input.size(2) : hidden * directions;
-    for (int64_t direction = 0; direction < directions; ++direction) {
-      const at::Tensor* weights = params.data() + (layer * directions + direction) * per_layer;
-      const std::array<int64_t, 2> ih = {4 * hidden, layer_input}, hh = {4 * hidden, hidden};
-      const std::array<int64_t, 1> bias = {4 * hidden};
-      if (!same_kind(weights[0], ih) || !same_kind(weights[1], hh)) return false;
-      if (has_biases && (!same_kind(weights[2], bias) || !same_kind(weights[3], bias))) return false;
-    }
-  }
-  return true;
+  // The LSTM's four gates; a state of another size means projections.
+  return recurrent_layer_sizes_fit(input, hx, params, /*gates=*/4, has_biases, num_layers, bidirectional, batch_first);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm(const at::Tensor& input, at::TensorList hx, at::TensorList params,

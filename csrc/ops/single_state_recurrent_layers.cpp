@@ -31,9 +31,10 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <array>
 #include <tuple>
 #include <vector>
+
+#include "ops/recurrent_layer_sizes.h"
 
 namespace axon {
 namespace {
@@ -56,27 +57,7 @@ bool takes_the_cpus_route(Cell cell, const at::Tensor& input, const at::Tensor& 
   if (!input.is_privateuseone() || input.dim() != 3 || input.numel() == 0 || at::isTensorSubclassLike(input)) {
     return false;
   }
-  const int64_t directions = bidirectional ? 2 : 1, per_layer = has_biases ? 4 : 2;
-  if (num_layers < 1 || static_cast<int64_t>(params.size()) != num_layers * directions * per_layer) return false;
-  const int64_t batch = input.size(batch_first ? 0 : 1), hidden = hx.dim() == 3 ? hx.size(2) : -1;
-  const auto fits = [&](const at::Tensor& t, c10::IntArrayRef sizes) {
-    return t.defined() && t.device() == input.device() && t.scalar_type() == input.scalar_type() &&
-           t.layout() == c10::kStrided && !at::isTensorSubclassLike(t) && t.sizes().equals(sizes);
-  };
-  const std::array<int64_t, 3> state_sizes = {num_layers * directions, batch, hidden};
-  if (hidden < 1 || !fits(hx, state_sizes)) return false;
-  const int64_t gate_rows = gates(cell) * hidden;
-  for (int64_t layer = 0; layer < num_layers; ++layer) {
-    const int64_t layer_input = layer == 0 ? input.size(2) : hidden * directions;
-    for (int64_t direction = 0; direction < directions; ++direction) {
-      const at::Tensor* weights = params.data() + (layer * directions + direction) * per_layer;
-      const std::array<int64_t, 2> ih = {gate_rows, layer_input}, hh = {gate_rows, hidden};
-      const std::array<int64_t, 1> bias = {gate_rows};
-      if (!fits(weights[0], ih) || !fits(weights[1], hh)) return false;
-      if (has_biases && (!fits(weights[2], bias) || !fits(weights[3], bias))) return false;
-    }
-  }
-  return true;
+  return recurrent_layer_sizes_fit(input, hx, params, gates(cell), has_biases, num_layers, bidirectional, batch_first);
 }
 
 // One time step from its projected input; the CPU's cells (ATen's SimpleCell
