@@ -48,29 +48,26 @@ void for_each_column_run(const ScatterGatherShape& shape, const Body& body) {
   });
 }
 
-// gather along the last dimension (inner 1): each outer slice's index row
-// read straight through. The column walk below would run a one-column loop
-// per element there, 2.5-3x the CPU kernel's time on a 2048x1024 index
-// (docs/benchmarks.md, stop 55).
+// gather along the last dimension (inner 1: each column run is one whole
+// outer slice): the slice's index row read straight through. The general
+// body below would run a one-column loop per element there, 2.5-3x the CPU
+// kernel's time on a 2048x1024 index (docs/benchmarks.md, stop 55).
 template <class Element>
 void gather_last_dimension(const Element* source, const int64_t* index, Element* result,
                            const ScatterGatherShape& shape) {
   std::atomic<bool> out_of_bounds{false};
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, shape.rows));
-  at::parallel_for(0, shape.outer, grain, [&](int64_t begin, int64_t end) {
+  for_each_column_run(shape, [&](int64_t o, int64_t, int64_t) {
+    const Element* slice = source + o * shape.extent;
+    const int64_t* row_index = index + o * shape.rows;
+    Element* row_result = result + o * shape.rows;
     bool outside_any = false;
-    for (int64_t o = begin; o < end; ++o) {
-      const Element* slice = source + o * shape.extent;
-      const int64_t* row_index = index + o * shape.rows;
-      Element* row_result = result + o * shape.rows;
-      for (int64_t r = 0; r < shape.rows; ++r) {
-        const int64_t k = row_index[r];
-        if (outside(k, shape.extent)) {
-          outside_any = true;
-          continue;
-        }
-        row_result[r] = slice[k];
+    for (int64_t r = 0; r < shape.rows; ++r) {
+      const int64_t k = row_index[r];
+      if (outside(k, shape.extent)) {
+        outside_any = true;
+        continue;
       }
+      row_result[r] = slice[k];
     }
     if (outside_any) out_of_bounds.store(true, std::memory_order_relaxed);
   });
@@ -112,14 +109,11 @@ void scatter_add_of(Element* destination, const int64_t* index, const Element* s
   });
   if (out_of_bounds.load(std::memory_order_relaxed)) raise_out_of_bounds(index, shape);
   if (shape.inner == 1) {  // along the last dimension: each slice's index row straight through, in row order
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, shape.rows));
-    at::parallel_for(0, shape.outer, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        Element* slice = destination + o * shape.extent;
-        const int64_t* row_index = index + o * shape.rows;
-        const Element* row_source = source + o * shape.rows;
-        for (int64_t r = 0; r < shape.rows; ++r) slice[row_index[r]] += row_source[r];
-      }
+    for_each_column_run(shape, [&](int64_t o, int64_t, int64_t) {
+      Element* slice = destination + o * shape.extent;
+      const int64_t* row_index = index + o * shape.rows;
+      const Element* row_source = source + o * shape.rows;
+      for (int64_t r = 0; r < shape.rows; ++r) slice[row_index[r]] += row_source[r];
     });
     return;
   }
