@@ -52,11 +52,9 @@ class _Recorder(TorchDispatchMode):
 
 
 def _product_flops(func, args) -> float:
-    if func in (aten.mm.default, aten.addmm.default):
-        a, b = args[-2], args[-1]
-        return 2.0 * a.shape[0] * a.shape[1] * b.shape[1]
-    a, b = args[-2], args[-1]  # bmm, baddbmm
-    return 2.0 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+    a, b = args[-2], args[-1]  # the factors: last in mm, addmm, bmm and baddbmm alike
+    batch = a.shape[0] if a.dim() == 3 else 1
+    return 2.0 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
 
 
 def _convolution_flops(func, args) -> float:
@@ -100,17 +98,15 @@ def measure_model(name: str) -> dict[str, float]:
         eager_step()
     torch.axon.synchronize()
     calls = recorder.calls
-    groups = {"products": [c for c in calls if c[0] in _PRODUCTS],
-              "convolutions": [c for c in calls if c[0] in _CONVOLUTIONS]}
     library = seconds_per_call(_replay(calls), "axon", min_time=1.0)
     result = {"eager": eager, "library": library}
-    for group, group_calls in groups.items():
-        if not group_calls:
-            continue
-        flops = sum((_product_flops if group == "products" else _convolution_flops)(func, args)
-                    for func, args, _ in group_calls)
-        result[group + " GFLOP/s"] = flops / seconds_per_call(_replay(group_calls), "axon", min_time=1.0) / 1e9
-    del recorder, calls, groups
+    for group, operators, flops_of in (("products", _PRODUCTS, _product_flops),
+                                       ("convolutions", _CONVOLUTIONS, _convolution_flops)):
+        group_calls = [call for call in calls if call[0] in operators]
+        if group_calls:
+            flops = sum(flops_of(func, args) for func, args, _ in group_calls)
+            result[group + " GFLOP/s"] = flops / seconds_per_call(_replay(group_calls), "axon", min_time=1.0) / 1e9
+    del recorder, calls
     torch._dynamo.reset()
     _, compiled_step = _setups(MODELS[name], "axon", "inductor")
     result["compiled"] = seconds_per_call(compiled_step, "axon", min_time=1.0)
