@@ -37,5 +37,8 @@ model = torch.nn.Linear(8, 2)
 compiled = torch.compile(model.to("axon"), backend="axon")
 inputs = torch.randn(3, 8)
 torch.testing.assert_close(compiled(inputs.to("axon")).cpu(), model.cpu()(inputs), rtol=1e-5, atol=1e-5)
+# Default compile of a random draw reads C++ shipped as package data (torch_axon/inductor/philox_lanes.h).
+dropped = torch.compile(lambda t: torch.nn.functional.dropout(t, 0.5))(torch.ones(4096, device="axon"))
+assert 0.4 < (dropped == 0).float().mean().item() < 0.6
 print("wheel works in a fresh venv:", torch_axon.__file__)
 PY

@@ -25,12 +25,13 @@ AXON_INDUCTOR_CONFIG = {"loop_ordering_after_fusion": False, "loop_reindexing_af
 
 
 def _axon_cache_key_tag() -> str:
-    """A digest of the code through which axon changes what Inductor makes of a graph (this package and the fake
-    tensor rules). Inductor's and AOTAutograd's disk caches key on the graph, the configuration and torch's own
-    sources, not on axon's, so an entry made under an earlier axon would otherwise be served as it was."""
+    """A digest of the code through which axon changes what Inductor makes of a graph (this package, the C++ it
+    puts into kernels, and the fake tensor rules). Inductor's and AOTAutograd's disk caches key on the graph, the
+    configuration and torch's own sources, not on axon's, so an entry made under an earlier axon would otherwise be
+    served as it was."""
     package = pathlib.Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for source in sorted(package.glob("*.py")) + [package.parent / "fake_tensors.py"]:
+    for source in sorted(package.glob("*.py")) + sorted(package.glob("*.h")) + [package.parent / "fake_tensors.py"]:
         digest.update(source.read_bytes())
     return "axon-" + digest.hexdigest()[:16]
 

@@ -13,6 +13,7 @@ from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.virtualized import V
 
 from .argument_kinds import argument_kinds
+from .kernel_source_rewrites import rewrite_kernel_source
 
 SLOT_ENTRY_NAME = "axon_slot_entry"
 
@@ -56,5 +57,5 @@ class AxonCppScheduling(CppScheduling):
             _, _, c_types = args.cpp_argdefs()
             entry = slot_entry_source(list(c_types))
             if entry is not None:
-                src_code = _PROLOGUE + src_code + entry
+                src_code = _PROLOGUE + rewrite_kernel_source(src_code) + entry
         return super().define_kernel(src_code, nodes, kernel_args)
