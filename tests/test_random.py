@@ -239,6 +239,24 @@ def test_in_place_dropout_draws_the_same_mask_as_dropout(dtype, p):
     assert torch.equal(functional, in_place)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("p", [0.0, 0.2, 1 / 3])
+def test_one_pass_dropout_gives_the_unfused_forms_bits(dtype, p):
+    # Float and double dropout makes mask and output in one pass (random.cpp): the unfused form's values bit for
+    # bit, NaN, infinities, negative zeros and a transposed input included, and an odd element count.
+    x = torch.randn(129, 37, dtype=dtype)
+    x[:2, :4] = torch.tensor([[float("nan"), float("inf"), -float("inf"), -0.0], [-1.0, 0.0, 1e-300, -5.0]])
+    source = x.to("axon").t()
+    torch.manual_seed(9)
+    output, mask = torch.native_dropout(source, p, True)
+    torch.manual_seed(9)
+    unfused = torch.nn.functional.dropout(source.clone(), p, inplace=True)
+    bits = torch.int32 if dtype == torch.float32 else torch.int64
+    assert torch.equal(output.cpu().view(bits), unfused.cpu().contiguous().view(bits))
+    torch.manual_seed(9)
+    assert torch.equal(mask.cpu(), torch.empty_like(source).bernoulli_(1 - p).cpu().bool())
+
+
 def test_bernoulli_dtype_is_checked_at_the_call():
     with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
         torch.ones(3, dtype=torch.cfloat, device="axon").bernoulli_(0.5)

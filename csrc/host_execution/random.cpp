@@ -24,6 +24,7 @@
 #include "core/generator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
+#include "host_execution/per_instruction_set.h"
 #include "host_execution/philox_batches.h"
 #include "host_execution/stream_launch.h"
 
@@ -325,6 +326,75 @@ at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> generator) {
   return random_from_(self, 0, std::nullopt, generator);
 }
 
+namespace {
+
+// Dropout's mask and output in one pass over the draws, for float and double
+// and 0 <= p < 1: the values of the unfused form below (mask.to(dtype) divided
+// by 1 - p, then times x) bit for bit, without its three temporaries and four
+// passes over memory. The scale is the dtype's 1 / (1 - p), as that division
+// makes it, and a dropped element is x * 0, as there (a NaN stays NaN, a
+// negative x gives -0). Half and bfloat16 keep the unfused form: ATen's
+// vectorized rounding to them writes NaNs with other bits than its scalar
+// rounding, so only that form gives its NaNs.
+//
+// An element is kept where unit_interval(bits) < keep_probability, that is
+// where its top 53 bits, as an integer, are below keep_probability * 2^53
+// rounded up (the product is exact); compared as integers, and the flags and
+// products in loops of their own, the run vectorizes (per_instruction_set.h).
+// Elements i .. min(i + 2 * blocks, end) - 1, from blocks first + i/2 on.
+template <typename scalar_t>
+inline void dropout_run(const scalar_t* in, scalar_t* out, bool* keep, int64_t i, int64_t blocks, int64_t end,
+                        uint64_t seed, uint64_t first, uint64_t kept_below, scalar_t kept_scale) {
+  uint32_t lanes[4][kBlocksPerStep];
+  uint32_t* const lane_pointers[4] = {lanes[0], lanes[1], lanes[2], lanes[3]};
+  philox_blocks(seed, first + static_cast<uint64_t>(i) / 2, blocks, lane_pointers);
+  bool kept[2 * kBlocksPerStep];
+  for (int64_t block = 0; block < blocks; ++block) {  // even elements take lanes 0 and 1, odd ones 2 and 3
+    kept[2 * block] = ((static_cast<uint64_t>(lanes[0][block]) << 32 | lanes[1][block]) >> 11) < kept_below;
+    kept[2 * block + 1] = ((static_cast<uint64_t>(lanes[2][block]) << 32 | lanes[3][block]) >> 11) < kept_below;
+  }
+  const int64_t count = std::min(2 * blocks, end - i);
+  for (int64_t k = 0; k < count; ++k) {
+    keep[i + k] = kept[k];
+    out[i + k] = in[i + k] * (kept[k] ? kept_scale : static_cast<scalar_t>(0));
+  }
+}
+
+AXON_PER_INSTRUCTION_SET
+void dropout_run_float(const float* in, float* out, bool* keep, int64_t i, int64_t blocks, int64_t end, uint64_t seed,
+                       uint64_t first, uint64_t kept_below, float kept_scale) {
+  dropout_run(in, out, keep, i, blocks, end, seed, first, kept_below, kept_scale);
+}
+
+AXON_PER_INSTRUCTION_SET
+void dropout_run_double(const double* in, double* out, bool* keep, int64_t i, int64_t blocks, int64_t end,
+                        uint64_t seed, uint64_t first, uint64_t kept_below, double kept_scale) {
+  dropout_run(in, out, keep, i, blocks, end, seed, first, kept_below, kept_scale);
+}
+
+void dropout_in_one_pass(const at::Tensor& source, const at::Tensor& output, bool* keep, uint64_t seed, uint64_t first,
+                         double keep_probability) {
+  const auto kept_below = static_cast<uint64_t>(std::ceil(keep_probability * 9007199254740992.0));
+  const int64_t numel = source.numel();
+  if (source.scalar_type() == at::kFloat) {
+    const float* in = source.const_data_ptr<float>();
+    float* out = output.data_ptr<float>();
+    const float kept_scale = 1.0f / static_cast<float>(keep_probability);
+    for_each_block_step(numel, [&](int64_t i, int64_t blocks, int64_t end) {
+      dropout_run_float(in, out, keep, i, blocks, end, seed, first, kept_below, kept_scale);
+    });
+  } else {
+    const double* in = source.const_data_ptr<double>();
+    double* out = output.data_ptr<double>();
+    const double kept_scale = 1.0 / keep_probability;
+    for_each_block_step(numel, [&](int64_t i, int64_t blocks, int64_t end) {
+      dropout_run_double(in, out, keep, i, blocks, end, seed, first, kept_below, kept_scale);
+    });
+  }
+}
+
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
   TORCH_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got ", p);
   at::Tensor output = at::empty_like(input, at::MemoryFormat::Contiguous);
@@ -351,6 +421,11 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
                      // x * (mask / (1 - p)), as in ATen's unfused dropout, which in-place dropout uses:
                      // `dropout(x)` and `dropout(x, inplace=True)` agree after the same seed.
                      const double keep_probability = 1.0 - p;
+                     const at::ScalarType type = source.scalar_type();
+                     if (p < 1.0 && (type == at::kFloat || type == at::kDouble)) {
+                       dropout_in_one_pass(source, output_alias, keep, seed, first, keep_probability);
+                       return;
+                     }
                      for_each_draw(seed, first, source.numel(),
                                    [&](int64_t i, uint64_t bits) { keep[i] = unit_interval(bits) < keep_probability; });
                      if (p < 1.0) {
