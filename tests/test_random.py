@@ -130,18 +130,31 @@ def test_float_normal_is_box_muller_of_the_philox_stream(numel, seed):
     assert (np.abs(got - expected) <= 8 * ulp + 1e-12).all()
 
 
-@pytest.mark.parametrize("numel", [1, 31, 40_001, 40_002])
-def test_uniform_is_the_philox_stream(numel):
+def _uniform_doubles(seed: int, first_block: int, numel: int) -> np.ndarray:
     # Element i takes 64 bits from block i // 2: lanes 0 (high half) and 1 for even i, lanes 2 and 3 for odd i; its
     # top 53 bits make a double in [0, 1).
-    torch.axon.manual_seed(99)
-    got = torch.rand(numel, dtype=torch.float64, device="axon").cpu().numpy()
-    lanes = _philox_lanes(99, np.arange((numel + 1) // 2, dtype=np.uint64))
+    lanes = _philox_lanes(seed, np.arange(first_block, first_block + (numel + 1) // 2, dtype=np.uint64))
     bits = np.empty(2 * len(lanes[0]), dtype=np.uint64)
     bits[0::2] = (lanes[0] << np.uint64(32)) | lanes[1]
     bits[1::2] = (lanes[2] << np.uint64(32)) | lanes[3]
-    expected = (bits[:numel] >> np.uint64(11)).astype(np.float64) * 2.0**-53
-    assert np.array_equal(got, expected)
+    return (bits[:numel] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+@pytest.mark.parametrize("numel", [1, 31, 40_001, 40_002])
+def test_uniform_is_the_philox_stream(numel):
+    torch.axon.manual_seed(99)
+    got = torch.rand(numel, dtype=torch.float64, device="axon").cpu().numpy()
+    assert np.array_equal(got, _uniform_doubles(99, 0, numel))
+
+
+@pytest.mark.parametrize(("seed", "first_block"), [(123_456_789_012_345, 2**32 - 5), (2**63 + 7, 2**33 - 21)])
+def test_uniform_past_a_32_bit_block_counter_is_the_philox_stream(seed, first_block):
+    # The blocks' counters cross a multiple of 2^32 inside one vector of blocks (philox_batches.cpp carries into the
+    # counter's high word lane by lane), under a key with both halves set.
+    signed_seed = seed - 2**64 if seed >= 2**63 else seed
+    torch.axon.set_rng_state(torch.tensor([signed_seed, first_block], dtype=torch.int64).view(torch.uint8))
+    got = torch.rand(101, dtype=torch.float64, device="axon").cpu().numpy()
+    assert np.array_equal(got, _uniform_doubles(seed, first_block, 101))
 
 
 @pytest.mark.parametrize(

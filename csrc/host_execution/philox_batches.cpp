@@ -7,6 +7,11 @@
 
 #include "host_execution/per_instruction_set.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AXON_PHILOX_AVX512 1
+#endif
+
 namespace axon {
 namespace {
 
@@ -52,6 +57,84 @@ inline void philox_batch(uint32_t key0, uint32_t key1, uint64_t first_block, uin
   }
 }
 
+#if defined(AXON_PHILOX_AVX512)
+// Philox blocks on hosts with AVX-512: sixteen per vector, the rounds in
+// 32-bit lanes. The compiler's vectorization of philox_batch widens every
+// lane to 64 bits for the products (vpmullq, with permutes around it), about
+// 2.3 ns a block; here the high halves come from two widening multiplies
+// (even and odd lanes) and the low halves from one 32-bit multiply.
+//
+// GCC 12 warns that the pass-through operand its own intrinsics leave
+// undefined (_mm512_mul_epu32, _mm512_srli_epi64) is or may be used
+// uninitialized; the unmasked forms never read it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f"))) inline __m512i multiply_high(__m512i a, __m512i b) {
+  const __m512i even = _mm512_mul_epu32(a, b);
+  const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32));
+  return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+}
+
+__attribute__((target("avx512f"))) void philox_blocks_avx512(uint32_t key0, uint32_t key1, uint64_t first_block,
+                                                             int64_t count, uint32_t* const lanes[4]) {
+  const __m512i multiplier0 = _mm512_set1_epi32(static_cast<int>(kMultiplier0));
+  const __m512i multiplier1 = _mm512_set1_epi32(static_cast<int>(kMultiplier1));
+  const __m512i offsets = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int64_t done = 0; done < count; done += 16) {
+    const uint64_t first = first_block + static_cast<uint64_t>(done);
+    const __m512i low = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(first)));
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(first >> 32)));
+    // A block's counter is (low word, high word, 0, 0); the high word gains
+    // one in the lanes whose low word wrapped past 2^32.
+    __m512i c0 = _mm512_add_epi32(low, offsets);
+    __m512i c1 = _mm512_mask_add_epi32(high, _mm512_cmplt_epu32_mask(c0, low), high, _mm512_set1_epi32(1));
+    __m512i c2 = _mm512_setzero_si512();
+    __m512i c3 = _mm512_setzero_si512();
+    uint32_t k0 = key0;
+    uint32_t k1 = key1;
+    for (int round = 0; round < kRounds; ++round) {
+      const __m512i next0 = _mm512_xor_si512(_mm512_xor_si512(multiply_high(multiplier1, c2), c1),
+                                             _mm512_set1_epi32(static_cast<int>(k0)));
+      const __m512i next2 = _mm512_xor_si512(_mm512_xor_si512(multiply_high(multiplier0, c0), c3),
+                                             _mm512_set1_epi32(static_cast<int>(k1)));
+      c1 = _mm512_mullo_epi32(multiplier1, c2);
+      c3 = _mm512_mullo_epi32(multiplier0, c0);
+      c0 = next0;
+      c2 = next2;
+      k0 += kKeyStep0;
+      k1 += kKeyStep1;
+    }
+    const int64_t blocks = std::min<int64_t>(16, count - done);
+    const auto kept = static_cast<__mmask16>(blocks == 16 ? 0xFFFF : (1u << blocks) - 1);
+    _mm512_mask_storeu_epi32(lanes[0] + done, kept, c0);
+    _mm512_mask_storeu_epi32(lanes[1] + done, kept, c1);
+    _mm512_mask_storeu_epi32(lanes[2] + done, kept, c2);
+    _mm512_mask_storeu_epi32(lanes[3] + done, kept, c3);
+  }
+}
+
+#pragma GCC diagnostic pop
+
+bool host_has_avx512f() {
+  static const bool avx512f = __builtin_cpu_supports("avx512f");
+  return avx512f;
+}
+#endif
+
+// The four lanes of kBatch blocks, as philox_batch makes them, by the AVX-512
+// path where the host has it.
+inline void philox_batch_lanes(uint32_t key0, uint32_t key1, uint64_t first_block, uint32_t (&lanes)[4][kBatch]) {
+#if defined(AXON_PHILOX_AVX512)
+  if (host_has_avx512f()) {
+    uint32_t* const pointers[4] = {lanes[0], lanes[1], lanes[2], lanes[3]};
+    philox_blocks_avx512(key0, key1, first_block, kBatch, pointers);
+    return;
+  }
+#endif
+  philox_batch(key0, key1, first_block, lanes);
+}
+
 // ln(x) for a positive normal float. x = 2^e * m with m in [sqrt(1/2),
 // sqrt(2)); ln(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.172, whose
 // odd series to s^9 is exact to float precision (the next term is below
@@ -84,7 +167,7 @@ inline float to_float(uint32_t x) {
 
 inline void normal_batch(uint32_t key0, uint32_t key1, uint64_t first_block, float* cos_part, float* sin_part) {
   uint32_t lanes[4][kBatch];
-  philox_batch(key0, key1, first_block, lanes);
+  philox_batch_lanes(key0, key1, first_block, lanes);
   const uint32_t* lane0 = lanes[0];
   const uint32_t* lane1 = lanes[1];
   constexpr float kTwoToMinus32 = 1.0f / 4294967296.0f;
@@ -130,6 +213,12 @@ inline void normal_batch(uint32_t key0, uint32_t key1, uint64_t first_block, flo
 
 AXON_PER_INSTRUCTION_SET
 void philox_blocks(uint64_t seed, uint64_t first_block, int64_t count, uint32_t* const lanes[4]) {
+#if defined(AXON_PHILOX_AVX512)
+  if (host_has_avx512f()) {
+    philox_blocks_avx512(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), first_block, count, lanes);
+    return;
+  }
+#endif
   uint32_t batch[4][kBatch];
   for (int64_t done = 0; done < count; done += kBatch) {
     philox_batch(static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
