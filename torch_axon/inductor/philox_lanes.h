@@ -58,7 +58,6 @@ using Words = __m512i;
 inline Words load_words(const std::uint32_t* words) { return _mm512_loadu_si512(words); }
 inline Words broadcast(std::uint32_t word) { return _mm512_set1_epi32(static_cast<int>(word)); }
 inline Words exclusive_or(Words a, Words b) { return _mm512_xor_si512(a, b); }
-inline Words add(Words a, Words b) { return _mm512_add_epi32(a, b); }
 inline Words multiply_low(Words a, Words b) { return _mm512_mullo_epi32(a, b); }
 // The high words of the 64-bit lane products: even lanes from one widening
 // multiply, odd lanes (shifted down) from another.
@@ -79,7 +78,6 @@ inline Words load_words(const std::uint32_t* words) {
 }
 inline Words broadcast(std::uint32_t word) { return _mm256_set1_epi32(static_cast<int>(word)); }
 inline Words exclusive_or(Words a, Words b) { return _mm256_xor_si256(a, b); }
-inline Words add(Words a, Words b) { return _mm256_add_epi32(a, b); }
 inline Words multiply_low(Words a, Words b) { return _mm256_mullo_epi32(a, b); }
 inline Words multiply_high(Words a, Words b) {
   const __m256i even = _mm256_mul_epu32(a, b);
