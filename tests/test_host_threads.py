@@ -172,6 +172,58 @@ def test_products_of_eight_rows_and_more_run_with_the_team_and_thinner_ones_on_o
         torch.testing.assert_close(result.cpu(), call(a.cpu(), b.cpu(), bias.cpu()))
 
 
+@pytest.mark.parametrize("name,call", [
+    ("addmm", lambda a, b, bias: torch.addmm(bias, a, b)),
+    ("mm", lambda a, b, bias: a @ b),
+])
+def test_products_large_enough_for_onednn_run_with_the_team_below_a_mebibyte(name, call):
+    # 128x128 by 128x512 (8.4M multiply-adds) covers 0.6 MiB; on one thread it took 86-90 us, on two 54-56
+    # (docs/benchmarks.md, stop 57). Hosts with AVX-512 send it to oneDNN, others to MKL: the team either way.
+    import torch_axon
+
+    launches = torch_axon._C._testing.single_thread_launches
+    a, b, bias = (torch.randn(128, 128, device="axon"), torch.randn(512, 128, device="axon").t(),
+                  torch.randn(512, device="axon"))
+    torch.axon.synchronize()
+    before = launches()
+    result = call(a, b, bias)
+    torch.axon.synchronize()
+    assert launches() == before
+    torch.testing.assert_close(result.cpu(), call(a.cpu(), b.cpu(), bias.cpu()))
+
+
+@pytest.mark.parametrize("backward", [False, True])
+def test_convolutions_run_with_the_team_by_their_multiply_adds_not_their_bytes(backward):
+    # A 7x7 depthwise convolution over 8x32x16x16 floats covers 0.25 MiB and does 3.2M multiply-adds; on one
+    # thread its backward took 700 us against the CPU's 390-440 (host_execution/convolution.cpp). A 3x3
+    # convolution of 4x16x8x8 (0.6M) stays on one thread, which is faster there.
+    import torch.nn.functional as F
+
+    import torch_axon
+
+    def run(x, w, grad, groups, padding):
+        if not backward:
+            return F.conv2d(x, w, None, 1, padding, 1, groups)
+        return torch.ops.aten.convolution_backward(grad, x, w, [w.shape[0]], [1, 1], [padding] * 2, [1, 1], False,
+                                                   [0, 0], groups, [True, True, True])
+
+    launches = torch_axon._C._testing.single_thread_launches
+    cases = ((torch.randn(8, 32, 16, 16).to(memory_format=torch.channels_last), torch.randn(32, 1, 7, 7), 32, 3, 0),
+             (torch.randn(4, 16, 8, 8), torch.randn(16, 16, 3, 3), 1, 1, 1))
+    for x, w, groups, padding, serial in cases:
+        grad = torch.randn(x.shape[0], w.shape[0], x.shape[2], x.shape[3])
+        expected = run(x, w, grad, groups, padding)
+        operands = [t.to("axon") for t in (x, w, grad)]
+        torch.axon.synchronize()
+        before = launches()
+        result = run(*operands, groups, padding)
+        torch.axon.synchronize()
+        assert launches() - before == serial, (tuple(x.shape), launches() - before)
+        # Sums over the batch in another order than the CPU's threads take: float rounding apart.
+        torch.testing.assert_close([r.cpu() for r in result] if backward else result.cpu(),
+                                   list(expected) if backward else expected, rtol=1e-4, atol=1e-4)
+
+
 def test_a_broadcast_operand_counts_every_element_it_presents():
     # An expanded tensor covers a few bytes of memory but a kernel reads each of its elements: a bicubic
     # upsampling's backward over an expanded gradient of ones took 8.5 ms on one thread against 4.3 on two.

@@ -49,6 +49,32 @@ at::Tensor allocate_like(const at::Tensor& meta, const c10::Device& device, c10:
   return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
 }
 
+// Multiply-adds of one pass over a convolution's work (the forward, or one of
+// its gradients): each weight element meets each output position of each batch
+// element once; a transposed convolution runs the same loop with the input's
+// positions in the output's place.
+double convolution_multiply_adds(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& output,
+                                 bool transposed) {
+  const at::Tensor& positions = transposed ? input : output;
+  double work = double(weight.numel());
+  for (int64_t d = 0; d < positions.dim(); ++d) {
+    if (d != 1) work *= double(positions.size(d));  // the batch and the spatial dimensions
+  }
+  return work;
+}
+
+// Whether a convolution runs with the worker's OpenMP team. Its bytes say
+// little about its work: a 7x7 depthwise convolution over 256 KiB of input
+// does 3.2 million multiply-adds, and below kSingleThreadBelowBytes it ran on
+// one thread, its backward 1.6-1.8x slower than the CPU's two threads. From
+// three quarters of a million multiply-adds a pass two threads pay or break
+// even at the shapes measured (docs/benchmarks.md, stop 57): 7x7 depthwise
+// backward calls 1.4-1.7x faster, 1x1 and 3x3 forward calls from 2M 1.2-2x.
+bool convolution_wants_team(const ConvolutionCallShapes& shapes) {
+  constexpr double kTeamMinimumMultiplyAdds = 750'000.0;
+  return shapes.multiply_adds >= kTeamMinimumMultiplyAdds;
+}
+
 }  // namespace
 
 c10::MemoryFormat convolution_result_format(const at::Tensor& input, const at::Tensor& weight,
@@ -87,6 +113,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                               dilation, transposed, output_padding, groups);
         computed.format = convolution_result_format(input, weight, bias, stride, padding, dilation, transposed,
                                                     output_padding, groups);
+        computed.multiply_adds = convolution_multiply_adds(input, weight, computed.results[0], transposed);
         return computed;
       });
   at::Tensor output = allocate_like(shapes->results[0], input.device(), shapes->format);
@@ -117,7 +144,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
     AXON_CHECK(axon_stream_synchronize(stream), "aten::convolution_overrideable");
     return output;
   }
-  launch_on_stream(stream, "aten::convolution_overrideable", aliases, std::move(body));
+  launch_on_stream(stream, "aten::convolution_overrideable", aliases, std::move(body), LaunchRelease::kOnWorker,
+                   convolution_wants_team(*shapes));
   return output;
 }
 
@@ -146,26 +174,30 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                                      padding, dilation, transposed, output_padding, groups, output_mask);
         computed.format = convolution_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed,
                                                     output_padding, groups);
+        // One pass's, though the input's and the weight's gradients take one each: small 3x3 backward
+        // calls of 1.2M multiply-adds in all ran a tenth slower with the team.
+        computed.multiply_adds = convolution_multiply_adds(input, weight, grad_output, transposed);
         return computed;
       });
   at::Tensor grad_input = allocate_like(shapes->results[0], input.device(), shapes->format);
   at::Tensor grad_weight = allocate_like(shapes->results[1], input.device(), shapes->format);
   at::Tensor grad_bias = allocate_like(shapes->results[2], input.device(), c10::MemoryFormat::Contiguous);
   HostAliases aliases;
+  auto body = [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
+               output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
+               input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
+               grad_input_alias = aliases.alias(grad_input, Access::overwrite),
+               grad_weight_alias = aliases.alias(grad_weight, Access::overwrite),
+               grad_bias_alias = aliases.alias(grad_bias, Access::overwrite)]() {
+    run_with_results_in_place({grad_input_alias, grad_weight_alias, grad_bias_alias}, [&] {
+      const auto [input_result, weight_result, bias_result] =
+          at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride, padding, dilation,
+                                   transposed, output_padding, groups, output_mask);
+      return std::vector<at::Tensor>{input_result, weight_result, bias_result};
+    });
+  };
   launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable", aliases,
-                   [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
-                    output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
-                    input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
-                    grad_input_alias = aliases.alias(grad_input, Access::overwrite),
-                    grad_weight_alias = aliases.alias(grad_weight, Access::overwrite),
-                    grad_bias_alias = aliases.alias(grad_bias, Access::overwrite)]() {
-                     run_with_results_in_place({grad_input_alias, grad_weight_alias, grad_bias_alias}, [&] {
-                       const auto [input_result, weight_result, bias_result] =
-                           at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride,
-                                                    padding, dilation, transposed, output_padding, groups, output_mask);
-                       return std::vector<at::Tensor>{input_result, weight_result, bias_result};
-                     });
-                   });
+                   std::move(body), LaunchRelease::kOnWorker, convolution_wants_team(*shapes));
   return {grad_input, grad_weight, grad_bias};
 }
 

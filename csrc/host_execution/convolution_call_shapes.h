@@ -25,6 +25,9 @@ namespace axon {
 struct ConvolutionCallShapes {
   std::array<at::Tensor, 3> results;                         // meta tensors (undefined where the call gives none)
   c10::MemoryFormat format = c10::MemoryFormat::Contiguous;  // of the 4-d and 5-d results
+  // The call's multiply-adds, which decide whether it runs with the worker's
+  // OpenMP team (convolution_wants_team, convolution.cpp).
+  double multiply_adds = 0;
 };
 
 // Describes a call for the cache: each argument appended in order.

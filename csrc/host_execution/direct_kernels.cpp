@@ -202,8 +202,10 @@ at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim
 
 // Queues out = mat1 @ mat2 by oneDNN (matrix_products.h).
 void queue_onednn_mm(const char* name, const at::Tensor& mat1, const at::Tensor& mat2, const at::Tensor& out) {
-  queue_over_aliases<3>(name, mat1.device(), {&mat1, &mat2, &out},
-                        [](std::array<at::Tensor, 3>& t) { onednn_product(t[2], t[0], t[1], false); });
+  queue_over_aliases<3>(
+      name, mat1.device(), {&mat1, &mat2, &out},
+      [](std::array<at::Tensor, 3>& t) { onednn_product(t[2], t[0], t[1], false); },
+      product_wants_team(1, mat1.size(0), mat1.size(1), mat2.size(1)));
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
@@ -257,10 +259,13 @@ bool onednn_linear(const at::Tensor& self, const at::Tensor& mat1, const at::Ten
 void queue_onednn_linear(const char* name, const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                          const at::Tensor& out) {
   const int64_t m = mat1.size(0), n = mat2.size(1);
-  queue_over_aliases<4>(name, mat1.device(), {&self, &mat1, &mat2, &out}, [m, n](std::array<at::Tensor, 4>& t) {
-    t[3].copy_(t[0].expand({m, n}));
-    onednn_product(t[3], t[1], t[2], true);
-  });
+  queue_over_aliases<4>(
+      name, mat1.device(), {&self, &mat1, &mat2, &out},
+      [m, n](std::array<at::Tensor, 4>& t) {
+        t[3].copy_(t[0].expand({m, n}));
+        onednn_product(t[3], t[1], t[2], true);
+      },
+      product_wants_team(1, m, mat1.size(1), n));
 }
 
 // An out= tensor a product can be written into as it stands: a contiguous

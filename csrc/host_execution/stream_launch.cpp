@@ -126,12 +126,12 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, std::function
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
-                      LaunchRelease release) {
+                      LaunchRelease release, bool team_at_any_size) {
   // Before anything of this call is queued (its staging copies included).
   LaunchQueuing::destroy_finished_launches();
   aliases.stage_in(stream);
-  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), aliases.bytes_covered() < kSingleThreadBelowBytes,
-                                release);
+  LaunchQueuing::queue_function(stream, kernel_name, std::move(body),
+                                !team_at_any_size && aliases.bytes_covered() < kSingleThreadBelowBytes, release);
   aliases.stage_out(stream);
 }
 

@@ -43,9 +43,10 @@ enum class LaunchRelease {
 
 // The same for a kernel over `aliases` (device_memory_views.h): where they
 // view staging buffers, the bytes are staged in before `body` and the
-// written bytes staged out after it, on the same stream.
+// written bytes staged out after it, on the same stream. `team_at_any_size`:
+// as for the launch below.
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
-                      LaunchRelease release = LaunchRelease::kOnWorker);
+                      LaunchRelease release = LaunchRelease::kOnWorker, bool team_at_any_size = false);
 
 // A kernel queued on a stream together with what it needs, built by the
 // caller as a subclass so that its body and captures live inline: queuing
