@@ -131,23 +131,63 @@ def test_a_compiled_executable_makes_the_workers_openmp_helper_stop_spinning():
     assert float(after) < 1.0, f"the helper spent {after} ms of 100 idle ms spinning after an executable loaded"
 
 
-def test_small_kernels_run_on_one_thread_and_topk_with_the_team():
-    # Below 1 MiB a kernel runs on one thread (waking a helper costs more than it gives back), except
-    # topk, whose CPU kernel takes 5-7x longer on one thread at these sizes (docs/benchmarks.md, stop 50).
+def test_small_kernels_run_on_one_thread_and_costly_ones_with_the_team():
+    # Below 1 MiB a kernel runs on one thread (waking a helper costs more than it gives back), except kernels
+    # whose work is far above their bytes: topk took 5-7x longer on one thread (docs/benchmarks.md, stop 50);
+    # erfinv, pow, tanh, ... on 65,536 floats 2x, LAPACK and FFT calls 1.5-2x (stop 57).
     import torch_axon
 
     launches = torch_axon._C._testing.single_thread_launches
-    x = torch.randn(256, 256, device="axon")
-    expected = x.cpu().topk(16, -1)
+    x = torch.rand(256, 256, device="axon") * 1.8 - 0.9
+    matrix = torch.randn(128, 128, device="axon") + 128 * torch.eye(128, device="axon")
+    host, host_matrix = x.cpu(), matrix.cpu()
+    cases = [
+        (lambda x, m: torch.abs(x), 1),
+        (lambda x, m: x.topk(16, -1), 0),
+        (lambda x, m: torch.erfinv(x), 0),
+        (lambda x, m: torch.tanh(x), 0),
+        (lambda x, m: torch.pow(x.abs(), 2.5), 1),  # abs on one thread
+        (lambda x, m: torch.linalg.inv(m), 1),  # the error check's any() on one thread
+        (lambda x, m: torch.fft.rfft(x), 0),
+    ]
+    for index, (call, serial) in enumerate(cases):
+        torch.axon.synchronize()
+        before = launches()
+        result = call(x, matrix)
+        torch.axon.synchronize()
+        assert launches() - before == serial, (index, launches() - before)
+        expected = call(host, host_matrix)
+        if isinstance(result, tuple):
+            for got, want in zip(result, expected):
+                assert torch.equal(got.cpu(), want)
+        else:
+            torch.testing.assert_close(result.cpu(), expected, rtol=1e-5, atol=1e-5)
+    in_place = x.clone()
     torch.axon.synchronize()
     before = launches()
-    torch.erf(x)
+    in_place.exp_()  # the in-place form of a listed function too
     torch.axon.synchronize()
-    assert launches() == before + 1
-    values, indices = x.topk(16, -1)
-    torch.axon.synchronize()
-    assert launches() == before + 1
-    assert torch.equal(values.cpu(), expected.values) and torch.equal(indices.cpu(), expected.indices)
+    assert launches() == before
+    assert torch.equal(in_place.cpu(), host.exp())
+
+
+def test_attention_runs_with_the_team_by_its_multiply_adds():
+    # A causal 1x4x128x64 attention covers 0.5 MiB and does 4.2M multiply-adds: 165 us on one thread against
+    # the CPU's 106-113 on two (host_execution/direct_attention.cpp). A 1x1x16x16 one stays on one thread.
+    import torch.nn.functional as F
+
+    import torch_axon
+
+    launches = torch_axon._C._testing.single_thread_launches
+    for shape, serial in (((1, 4, 128, 64), 0), ((1, 1, 16, 16), 1)):
+        q, k, v = (torch.randn(shape) for _ in range(3))
+        on_axon = [t.to("axon") for t in (q, k, v)]
+        torch.axon.synchronize()
+        before = launches()
+        result = F.scaled_dot_product_attention(*on_axon, is_causal=True)
+        torch.axon.synchronize()
+        assert launches() - before == serial, (shape, launches() - before)
+        torch.testing.assert_close(result.cpu(), F.scaled_dot_product_attention(q, k, v, is_causal=True))
 
 
 @pytest.mark.parametrize("name,call", [

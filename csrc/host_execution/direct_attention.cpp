@@ -138,6 +138,18 @@ at::Tensor log_sum_exp_like(const at::Tensor& query) {
       .transpose(1, 2);
 }
 
+// Whether an attention call runs with the worker's team below
+// kSingleThreadBelowBytes: its work grows with the square of the sequence, its
+// bytes linearly. A causal 1x4x128x64 forward (4.2M multiply-adds, 0.5 MiB) took
+// 165 us on one thread against the CPU's 106-113 on two (docs/benchmarks.md,
+// stop 57). The bound is the matrix products' (product_wants_team).
+bool attention_wants_team(const AttentionGeometry& g) {
+  double multiply_adds = double(g.batch) * double(g.heads) * double(g.query_length) * double(g.key_length) *
+                         double(g.head_dim + g.value_dim);
+  if (g.causal) multiply_adds /= 2;
+  return multiply_adds >= 512.0 * 1024.0;
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& query_given, const at::Tensor& key_given,
@@ -157,11 +169,13 @@ std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& quer
     // The CPU's layouts: the output is empty_like(query).
     at::Tensor output = at::empty_like(query);
     at::Tensor lse = log_sum_exp_like(query);
-    direct::queue_over_aliases<5>(op.kernel_name(), query.device(), {&query, &key, &value, &output, &lse},
-                                  [g = *geometry](std::array<at::Tensor, 5>& t) {
-                                    attention_forward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]),
-                                                             result_of(t[3]), result_of(t[4]));
-                                  });
+    direct::queue_over_aliases<5>(
+        op.kernel_name(), query.device(), {&query, &key, &value, &output, &lse},
+        [g = *geometry](std::array<at::Tensor, 5>& t) {
+          attention_forward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]), result_of(t[3]),
+                                   result_of(t[4]));
+        },
+        attention_wants_team(*geometry));
     return {std::move(output), std::move(lse)};
   }
   torch::jit::Stack results = op.generic_results(query, key, value, dropout_p, is_causal, attn_mask, scale);
@@ -203,7 +217,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> direct_flash_attention_backward(
           attention_backward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]), operand_of(t[3]),
                                     operand_of(t[4]), operand_of(t[5]), result_of(t[6]), result_of(t[7]),
                                     result_of(t[8]));
-        });
+        },
+        attention_wants_team(*geometry));
     return {std::move(grad_query), std::move(grad_key), std::move(grad_value)};
   }
   torch::jit::Stack results =

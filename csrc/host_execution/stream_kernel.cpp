@@ -466,6 +466,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   torch::jit::Stack cpu_stack = host_aliases(plan, args, aliases);
   // The launch holds only aliases and values made for this call (host_aliases takes CPU numbers' values).
   const LaunchRelease release = LaunchRelease::kByQueuingThread;
+  const bool team = plan.team_at_any_size || product_call_wants_team(plan, args);
   int64_t numel = largest_numel(args);
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
@@ -479,7 +480,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
             torch::jit::Stack stack = cpu_stack;  // the launch keeps the aliases (see stream_launch.cpp)
             out_op.callBoxed(stack);
           },
-          release);
+          release, team);
       break;
     }
     case Strategy::kInPlace: {
@@ -489,7 +490,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
             torch::jit::Stack stack = cpu_stack;
             op.callBoxed(stack);
           },
-          release);
+          release, team);
       break;
     }
     case Strategy::kCopyBack: {
@@ -519,7 +520,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
             }
             call_with_results_in_place(op, cpu_stack, destinations);
           },
-          release);
+          release, team);
       break;
     }
     case Strategy::kSynchronous:

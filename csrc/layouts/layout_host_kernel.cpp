@@ -96,22 +96,23 @@ void queue_on_stream(const c10::OperatorHandle& op, const OperatorPlan& plan, to
     results.push_back(at::empty_strided(shape.sizes(), shape.strides(), shape.options().device(device)));
     result_aliases.push_back(call.aliases().alias(results.back(), Access::overwrite));
   }
-  launch_on_stream(current_stream_handle(device.index()), plan.name.c_str(), call.aliases(),
-                   [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() {
-                     // On a copy: the results die here, on the worker, rather than with the launch.
-                     torch::jit::Stack stack = cpu_stack;
-                     op.callBoxed(stack);
-                     for (size_t i = 0; i < result_aliases.size(); ++i) {
-                       const at::Tensor& result = stack[i].toTensor();
-                       // The signature's prediction held at its confirming run; refuse to fill a result it got wrong.
-                       TORCH_CHECK(result.layout() == c10::kStrided && !result.is_nested() &&
-                                       result.sizes() == result_aliases[i].sizes(),
-                                   "[axon] internal error: ", op.schema().name(), " gave a ", result.layout(),
-                                   " result of sizes ", result.sizes(), " where ", result_aliases[i].sizes(),
-                                   " was predicted");
-                       result_aliases[i].copy_(result);
-                     }
-                   });
+  launch_on_stream(
+      current_stream_handle(device.index()), plan.name.c_str(), call.aliases(),
+      [op, cpu_stack = std::move(cpu_stack), result_aliases = std::move(result_aliases)]() {
+        // On a copy: the results die here, on the worker, rather than with the launch.
+        torch::jit::Stack stack = cpu_stack;
+        op.callBoxed(stack);
+        for (size_t i = 0; i < result_aliases.size(); ++i) {
+          const at::Tensor& result = stack[i].toTensor();
+          // The signature's prediction held at its confirming run; refuse to fill a result it got wrong.
+          TORCH_CHECK(
+              result.layout() == c10::kStrided && !result.is_nested() && result.sizes() == result_aliases[i].sizes(),
+              "[axon] internal error: ", op.schema().name(), " gave a ", result.layout(), " result of sizes ",
+              result.sizes(), " where ", result_aliases[i].sizes(), " was predicted");
+          result_aliases[i].copy_(result);
+        }
+      },
+      LaunchRelease::kOnWorker, plan.team_at_any_size);
   torch::jit::drop(*stack, num_args);
   for (auto& result : results) stack->push_back(std::move(result));
 }

@@ -29,6 +29,35 @@ bool has_data_dependent_output(const std::string& name) {
   return names.count(name) > 0;
 }
 
+// Operators whose CPU kernels do far more work than the bytes they cover say,
+// so that below kSingleThreadBelowBytes the worker's team still pays
+// (OperatorPlan::team_at_any_size; ATen's own grain of 32768 elements keeps
+// smaller element-wise calls on one thread either way). Measured on 65,536
+// floats (docs/benchmarks.md, stop 57): each element-wise function here took
+// 30-1500 us on one thread and 0.5x that on two, where an add took 6 us.
+// Also topk (0.08 ms on two threads, 0.43-0.58 on one for 256 rows of 256),
+// the cumulative scans, and the LAPACK and FFT calls, which decide their
+// threads themselves.
+bool runs_with_team_at_any_size(const std::string& name) {
+  // clang-format off
+  static const std::unordered_set<std::string> stems = {
+      "exp", "expm1", "log", "log10", "log1p", "log2", "pow", "xlogy",             // exponentials, logarithms
+      "sin", "cos", "tan", "asin", "acos", "atan", "atan2",                        // trigonometric
+      "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",                           // hyperbolic
+      "erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma", "i0", "sinc",     // special functions
+      "logit", "softplus", "mish", "mish_backward", "elu", "gelu_backward",        // activations
+      "log_sigmoid_forward", "log_sigmoid_backward",
+      "fmod", "remainder", "floor_divide",                                         // divisions that round
+      "topk", "cumsum", "cumprod", "logcumsumexp",                                 // selections and scans
+  };
+  // clang-format on
+  if (name.rfind("aten::", 0) != 0) return false;
+  std::string stem = name.substr(6);
+  if (stem.rfind("linalg_", 0) == 0 || stem.rfind("_linalg_", 0) == 0 || stem.rfind("_fft_", 0) == 0) return true;
+  if (!stem.empty() && stem.back() == '_') stem.pop_back();  // the in-place form
+  return stems.count(stem) > 0;
+}
+
 // Operators whose CPU `.out` kernel, written by hand rather than generated,
 // is the functional kernel followed by a copy into out= (the MKL FFTs: a
 // 2048×2048 rfft spent an eighth of its time copying). The functional kernel
@@ -94,7 +123,7 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
       plan.generator_argument = static_cast<int>(i);
     }
   }
-  plan.team_at_any_size = schema.name() == "aten::topk";
+  plan.team_at_any_size = runs_with_team_at_any_size(schema.name());
   if (schema.name() == "aten::mm" || schema.name() == "aten::bmm") plan.product_first_factor = 0;
   if (schema.name() == "aten::addmm" || schema.name() == "aten::baddbmm" || schema.name() == "aten::addbmm") {
     plan.product_first_factor = 1;

@@ -32,8 +32,9 @@ struct OperatorPlan {
   // -1 for other operators.
   int host_index_argument = -1;
   // Run with the worker's OpenMP team at any size (launch_on_stream): CPU
-  // kernels whose work is far above the bytes they cover. topk takes 0.08 ms
-  // on two threads and 0.43-0.58 ms on one for 256 rows of 256 floats.
+  // kernels whose work is far above the bytes they cover (transcendental
+  // element-wise functions, topk, scans, LAPACK and FFT calls; the list and
+  // its measurements: runs_with_team_at_any_size, operator_plan.cpp).
   bool team_at_any_size = false;
   // For matrix products (mm, addmm, bmm, baddbmm, addbmm): the argument index
   // of the first factor, the second following it; -1 for other operators.
