@@ -238,8 +238,8 @@ def test_products_large_enough_for_onednn_run_with_the_team_below_a_mebibyte(nam
 @pytest.mark.parametrize("backward", [False, True])
 def test_convolutions_run_with_the_team_by_their_multiply_adds_not_their_bytes(backward):
     # A 7x7 depthwise convolution over 8x32x16x16 floats covers 0.25 MiB and does 3.2M multiply-adds; on one
-    # thread its backward took 700 us against the CPU's 390-440 (host_execution/convolution.cpp). A 3x3
-    # convolution of 4x16x8x8 (0.6M) stays on one thread, which is faster there.
+    # thread its backward took 700 us against the CPU's 390-440 (host_execution/convolution.cpp). A dense 3x3
+    # convolution of 8x16x16x16 (4.7M) takes the team too; one of 4x16x8x8 (0.6M) stays on one thread.
     import torch.nn.functional as F
 
     import torch_axon
@@ -252,6 +252,7 @@ def test_convolutions_run_with_the_team_by_their_multiply_adds_not_their_bytes(b
 
     launches = torch_axon._C._testing.single_thread_launches
     cases = ((torch.randn(8, 32, 16, 16).to(memory_format=torch.channels_last), torch.randn(32, 1, 7, 7), 32, 3, 0),
+             (torch.randn(8, 16, 16, 16), torch.randn(16, 16, 3, 3), 1, 1, 0),
              (torch.randn(4, 16, 8, 8), torch.randn(16, 16, 3, 3), 1, 1, 1))
     for x, w, groups, padding, serial in cases:
         grad = torch.randn(x.shape[0], w.shape[0], x.shape[2], x.shape[3])

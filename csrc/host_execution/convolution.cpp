@@ -66,13 +66,18 @@ double convolution_multiply_adds(const at::Tensor& input, const at::Tensor& weig
 // Whether a convolution runs with the worker's OpenMP team. Its bytes say
 // little about its work: a 7x7 depthwise convolution over 256 KiB of input
 // does 3.2 million multiply-adds, and below kSingleThreadBelowBytes it ran on
-// one thread, its backward 1.6-1.8x slower than the CPU's two threads. From
-// three quarters of a million multiply-adds a pass two threads pay or break
-// even at the shapes measured (docs/benchmarks.md, stop 57): 7x7 depthwise
-// backward calls 1.4-1.7x faster, 1x1 and 3x3 forward calls from 2M 1.2-2x.
-bool convolution_wants_team(const ConvolutionCallShapes& shapes) {
-  constexpr double kTeamMinimumMultiplyAdds = 750'000.0;
-  return shapes.multiply_adds >= kTeamMinimumMultiplyAdds;
+// one thread, its backward 1.6-1.8x slower than the CPU's two threads. What
+// pays is a pass's time (docs/benchmarks.md, stop 57). Depthwise kernels take
+// 5-10x a dense kernel's time per multiply-add: from 0.8M a pass, their 7x7
+// backward calls ran 1.4-1.7x faster with the team. Dense ones gain from 2M
+// (1x1 and 3x3 forward calls 1.2-2x); around 1M they broke even or lost up to
+// a tenth, and in a small ResNet's training step, whose convolutions sit there,
+// the team read 5% slower.
+bool convolution_wants_team(const at::Tensor& input, const at::Tensor& weight, const at::Tensor& output,
+                            bool transposed, int64_t groups) {
+  const bool depthwise = groups > 1 && input.dim() > 1 && groups == input.size(1);
+  const double threshold = depthwise ? 750'000.0 : 2'000'000.0;
+  return convolution_multiply_adds(input, weight, output, transposed) >= threshold;
 }
 
 }  // namespace
@@ -113,7 +118,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                               dilation, transposed, output_padding, groups);
         computed.format = convolution_result_format(input, weight, bias, stride, padding, dilation, transposed,
                                                     output_padding, groups);
-        computed.multiply_adds = convolution_multiply_adds(input, weight, computed.results[0], transposed);
+        computed.team = convolution_wants_team(input, weight, computed.results[0], transposed, groups);
         return computed;
       });
   at::Tensor output = allocate_like(shapes->results[0], input.device(), shapes->format);
@@ -145,7 +150,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
     return output;
   }
   launch_on_stream(stream, "aten::convolution_overrideable", aliases, std::move(body), LaunchRelease::kOnWorker,
-                   convolution_wants_team(*shapes));
+                   shapes->team);
   return output;
 }
 
@@ -174,9 +179,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                                      padding, dilation, transposed, output_padding, groups, output_mask);
         computed.format = convolution_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed,
                                                     output_padding, groups);
-        // One pass's, though the input's and the weight's gradients take one each: small 3x3 backward
+        // By one pass, though the input's and the weight's gradients take one each: small 3x3 backward
         // calls of 1.2M multiply-adds in all ran a tenth slower with the team.
-        computed.multiply_adds = convolution_multiply_adds(input, weight, grad_output, transposed);
+        computed.team = convolution_wants_team(input, weight, grad_output, transposed, groups);
         return computed;
       });
   at::Tensor grad_input = allocate_like(shapes->results[0], input.device(), shapes->format);
@@ -197,7 +202,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     });
   };
   launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable", aliases,
-                   std::move(body), LaunchRelease::kOnWorker, convolution_wants_team(*shapes));
+                   std::move(body), LaunchRelease::kOnWorker, shapes->team);
   return {grad_input, grad_weight, grad_bias};
 }
 

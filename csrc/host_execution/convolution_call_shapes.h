@@ -25,9 +25,9 @@ namespace axon {
 struct ConvolutionCallShapes {
   std::array<at::Tensor, 3> results;                         // meta tensors (undefined where the call gives none)
   c10::MemoryFormat format = c10::MemoryFormat::Contiguous;  // of the 4-d and 5-d results
-  // The call's multiply-adds, which decide whether it runs with the worker's
-  // OpenMP team (convolution_wants_team, convolution.cpp).
-  double multiply_adds = 0;
+  // Whether the call runs with the worker's OpenMP team whatever its bytes
+  // (convolution_wants_team, convolution.cpp).
+  bool team = false;
 };
 
 // Describes a call for the cache: each argument appended in order.
