@@ -36,8 +36,8 @@ bool has_data_dependent_output(const std::string& name) {
 // floats (docs/benchmarks.md, stop 57): each element-wise function here took
 // 30-1500 us on one thread and 0.5x that on two, where an add took 6 us.
 // Also topk (0.08 ms on two threads, 0.43-0.58 on one for 256 rows of 256),
-// the cumulative scans, adaptive and 3-d average pooling (about 2 ns an
-// element on one thread), and the LAPACK factorizations and solves that were
+// the cumulative scans, adaptive average pooling and avg_pool3d's forward
+// (about 2 ns an element on one thread), and the LAPACK factorizations and solves that were
 // 1.3-2x faster on two threads at 256x256 in every process measured. Left
 // out: QR, SVD, eigh and FFTs, whose two-thread runs were faster in some
 // processes and up to 1.5x slower in others; and pow, whose common exponents
@@ -53,7 +53,7 @@ bool runs_with_team_at_any_size(const std::string& name) {
       "log_sigmoid_forward", "log_sigmoid_backward",
       "fmod", "remainder", "floor_divide",                                         // divisions that round
       "topk", "cumsum", "cumprod", "logcumsumexp",                                 // selections and scans
-      "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "avg_pool3d",  // pooling
+      "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "avg_pool3d",       // pooling
       "linalg_cholesky_ex", "linalg_inv_ex", "_linalg_solve_ex", "linalg_lu_factor_ex", "linalg_lu_solve",
       "linalg_matrix_exp",                                                         // LAPACK and products
   };
