@@ -254,6 +254,12 @@ bool product_call_wants_team(const OperatorPlan& plan, c10::ArrayRef<c10::IValue
   return product_wants_team(batch, a.size(-2), a.size(-1), b.size(-1));
 }
 
+// Whether a call runs with the worker's team whatever bytes it covers: its
+// operator's (OperatorPlan::team_at_any_size), or a product's sizes.
+bool call_wants_team(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
+  return plan.team_at_any_size || product_call_wants_team(plan, args);
+}
+
 // Queues a call whose host aliases the worker makes (DeferredAliases), for
 // the kOutVariant, kInPlace and kCopyBack strategies (see the switch in
 // stream_kernel for what each does). Returns false, having queued nothing,
@@ -296,8 +302,7 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
     }
   }
   const size_t bytes = aliases.bytes_visited();
-  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call),
-                   plan.team_at_any_size || product_call_wants_team(plan, args));
+  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call), call_wants_team(plan, args));
   return true;
 }
 
@@ -466,7 +471,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   torch::jit::Stack cpu_stack = host_aliases(plan, args, aliases);
   // The launch holds only aliases and values made for this call (host_aliases takes CPU numbers' values).
   const LaunchRelease release = LaunchRelease::kByQueuingThread;
-  const bool team = plan.team_at_any_size || product_call_wants_team(plan, args);
+  const bool team = call_wants_team(plan, args);
   int64_t numel = largest_numel(args);
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);
