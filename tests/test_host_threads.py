@@ -131,6 +131,54 @@ def test_a_compiled_executable_makes_the_workers_openmp_helper_stop_spinning():
     assert float(after) < 1.0, f"the helper spent {after} ms of 100 idle ms spinning after an executable loaded"
 
 
+_PARKED_HELPERS = """
+import resource, statistics, time
+import torch
+from torch_axon._C import _testing
+
+def idle_cpu_ms():
+    # Process CPU time over 100 ms in which the device is idle.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    start = usage.ru_utime + usage.ru_stime
+    time.sleep(0.1)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime - start) * 1e3
+
+x = torch.rand(1024, 1024, device="axon") * 1.8 - 0.9
+small = torch.randn(65536, device="axon")  # 256 KiB: run on the worker, on its thread alone
+samples, parked = [], []
+for _ in range(3):
+    (x * 2).sum().item()  # parallel kernels: the helper spins after them
+    before = _testing.helper_parkings()
+    start = time.perf_counter()
+    while time.perf_counter() - start < 0.003:  # then 3 ms of single-thread kernels
+        (small + 1).sum().item()
+    samples.append(idle_cpu_ms())
+    parked.append(_testing.helper_parkings() - before)
+# While parked: a costly kernel under 1 MiB runs alone, a larger one releases the helpers.
+rows = x[:128]
+tanh, doubled = torch.tanh(rows), x * 3
+(x * 2).sum().item()
+after_release = idle_cpu_ms()
+print(min(parked), statistics.median(samples), after_release,
+      torch.equal(tanh.cpu(), torch.tanh(rows.cpu())), torch.equal(doubled.cpu(), x.cpu() * 3))
+"""
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="parallel kernels need at least two intra-op threads")
+def test_a_worker_that_goes_on_alone_parks_its_openmp_helpers():
+    # After a parallel kernel libgomp's helper spins for milliseconds; once the worker has run kernels alone
+    # for 1 ms with the helper still spinning, the helper is parked (host_execution/openmp_helper_parking.h)
+    # and takes no CPU, until a kernel wants the team again.
+    result = run_python(_PARKED_HELPERS, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "1"})
+    assert result.returncode == 0, result.stderr
+    parked, idle, after_release, tanh_equal, doubled_equal = result.stdout.split()
+    assert int(parked) >= 1, "the helper was not parked after 3 ms of single-thread kernels"
+    assert float(idle) < 1.0, f"the process spent {idle} ms of 100 idle ms on CPU with its helper parked"
+    assert float(after_release) > 1.5, f"{after_release} ms: the released helper should spin after a parallel kernel"
+    assert tanh_equal == "True" and doubled_equal == "True"
+
+
 def test_small_kernels_run_on_one_thread_and_costly_ones_with_the_team():
     # Below 1 MiB a kernel runs on one thread (waking a helper costs more than it gives back), except kernels
     # whose work is far above their bytes: topk took 5-7x longer on one thread (docs/benchmarks.md, stop 50);

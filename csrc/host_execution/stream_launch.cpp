@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -11,12 +12,25 @@
 
 #include "core/check.h"
 #include "host_execution/one_host_thread.h"
+#include "host_execution/openmp_helper_parking.h"
 #include "profiler/device_activity.h"
 
 namespace axon {
 namespace {
 
 std::atomic<int64_t> single_thread_launch_count{0};
+
+// Host kernels queued and started so far, all streams together: their
+// difference, taken by a kernel as it starts, is how many wait behind it.
+std::atomic<int64_t> queued_launch_count{0};
+std::atomic<int64_t> started_launch_count{0};
+
+// The threads a kernel covering `bytes` runs with.
+LaunchThreads launch_threads(std::size_t bytes, bool team_at_any_size) {
+  if (bytes >= kSingleThreadBelowBytes) return LaunchThreads::kTeam;
+  if (team_at_any_size && bytes >= kTeamAtAnySizeFromBytes) return LaunchThreads::kTeamForWork;
+  return LaunchThreads::kAlone;
+}
 
 // The task status naming `error`'s kind, so that the error raised at
 // synchronization has the CPU kernel's Python type (see core/check.cpp).
@@ -69,11 +83,19 @@ struct LaunchQueuing {
     auto* launch = static_cast<HostLaunch*>(user_data);
     try {
       at::AutoDispatchBelowADInplaceOrView below_autograd;
-      if (launch->serial_) {
+      const int64_t waiting = queued_launch_count.load(std::memory_order_relaxed) -
+                              started_launch_count.fetch_add(1, std::memory_order_relaxed) - 1;
+      const bool alone =
+          launch->threads_ == LaunchThreads::kAlone || (launch->threads_ == LaunchThreads::kTeamForWork &&
+                                                        helpers_parked() && waiting < kKernelsWaitingToReleaseHelpers);
+      if (alone) {
+        before_single_thread_kernel();
         const OneHostThreadScope one_thread;
         launch->run();
       } else {
+        before_team_kernel();
         launch->run();
+        after_team_kernel();
       }
       return AXON_SUCCESS;
     } catch (const c10::Error& error) {
@@ -101,28 +123,31 @@ struct LaunchQueuing {
   }
 
   // `kernel_name` outlives `launch`.
-  static void queue(axon_stream stream, const char* kernel_name, std::unique_ptr<HostLaunch> launch, bool serial,
-                    LaunchRelease release) {
+  static void queue(axon_stream stream, const char* kernel_name, std::unique_ptr<HostLaunch> launch,
+                    LaunchThreads threads, LaunchRelease release) {
     launch->kernel_name_ = kernel_name;
-    launch->serial_ = serial;
-    if (serial) single_thread_launch_count.fetch_add(1, std::memory_order_relaxed);
+    launch->threads_ = threads;
+    if (threads == LaunchThreads::kAlone) single_thread_launch_count.fetch_add(1, std::memory_order_relaxed);
     launch->destroyed_by_queuing_thread_ = release == LaunchRelease::kByQueuingThread;
     const axon_host_function task{&run_kernel, &release_kernel, launch.release()};
     const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });
     // The driver owns the launch from here on, even if the launch fails.
     AXON_CHECK(axon_stream_launch_host_function(stream, task), kernel_name);
+    // Counted once queued: a launch that failed never starts. The worker may
+    // start it first; a kernel then sees one waiting too few, not too many.
+    queued_launch_count.fetch_add(1, std::memory_order_relaxed);
   }
 
-  static void queue_function(axon_stream stream, const char* kernel_name, std::function<void()> body, bool serial,
-                             LaunchRelease release) {
+  static void queue_function(axon_stream stream, const char* kernel_name, std::function<void()> body,
+                             LaunchThreads threads, LaunchRelease release) {
     auto launch = std::make_unique<FunctionLaunch>(kernel_name, std::move(body));
     const char* name = launch->name();
-    queue(stream, name, std::move(launch), serial, release);
+    queue(stream, name, std::move(launch), threads, release);
   }
 };
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::function<void()> body) {
-  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), /*serial=*/false, LaunchRelease::kOnWorker);
+  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), LaunchThreads::kTeam, LaunchRelease::kOnWorker);
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
@@ -131,15 +156,26 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& 
   LaunchQueuing::destroy_finished_launches();
   aliases.stage_in(stream);
   LaunchQueuing::queue_function(stream, kernel_name, std::move(body),
-                                !team_at_any_size && aliases.bytes_covered() < kSingleThreadBelowBytes, release);
+                                launch_threads(aliases.bytes_covered(), team_at_any_size), release);
   aliases.stage_out(stream);
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
                       std::unique_ptr<HostLaunch> launch, bool team_at_any_size) {
   LaunchQueuing::destroy_finished_launches();
-  LaunchQueuing::queue(stream, kernel_name, std::move(launch),
-                       !team_at_any_size && bytes_covered < kSingleThreadBelowBytes, LaunchRelease::kByQueuingThread);
+  LaunchQueuing::queue(stream, kernel_name, std::move(launch), launch_threads(bytes_covered, team_at_any_size),
+                       LaunchRelease::kByQueuingThread);
+}
+
+void start_worker_team_once(int device, axon_stream stream) {
+  static std::array<std::atomic<bool>, 64> started{};
+  if (device < 0 || device >= int(started.size()) || started[device].load(std::memory_order_relaxed) ||
+      started[device].exchange(true)) {
+    return;
+  }
+  // Run alone: before_single_thread_kernel starts a worker's team on its first kernel.
+  LaunchQueuing::queue_function(
+      stream, "starting the worker's OpenMP team", [] {}, LaunchThreads::kAlone, LaunchRelease::kOnWorker);
 }
 
 int64_t single_thread_launches() { return single_thread_launch_count.load(std::memory_order_relaxed); }

@@ -21,6 +21,14 @@ namespace axon {
 // made a decode loop four times slower (docs/benchmarks.md, 2026-12-04).
 constexpr std::size_t kSingleThreadBelowBytes = std::size_t{1} << 20;
 
+// Kernels launched with `team_at_any_size` (below) still run alone under this
+// many bytes. Why: a decode step's tanh over 1,024 floats ran no parallel
+// region either way (ATen's vectorized math splits from 2,048 elements), yet
+// counted as a team kernel, which releases parked OpenMP helpers
+// (openmp_helper_parking.h) once a step; the costly kernels measured for the
+// team covered 64 KiB and more (docs/benchmarks.md, stops 57 and 58).
+constexpr std::size_t kTeamAtAnySizeFromBytes = std::size_t{64} << 10;
+
 // Runs `body` on `stream` after the work already queued there. Exceptions it
 // throws become the stream's pending error (reported by the next
 // synchronize), or are raised here at once under AXON_LAUNCH_BLOCKING=1.
@@ -48,6 +56,26 @@ enum class LaunchRelease {
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
                       LaunchRelease release = LaunchRelease::kOnWorker, bool team_at_any_size = false);
 
+// Which threads a host kernel runs with (decided when it is queued).
+enum class LaunchThreads : char {
+  kAlone,  // the worker's thread only: under kSingleThreadBelowBytes
+  // The team for the work's sake (team_at_any_size) under
+  // kSingleThreadBelowBytes; but alone while the worker's OpenMP helpers are
+  // parked (openmp_helper_parking.h), unless kKernelsWaitingToReleaseHelpers
+  // kernels wait behind it.
+  kTeamForWork,
+  kTeam,
+};
+
+// Why: parked helpers are parked because the worker has been running kernels
+// alone for a while, the Python thread feeding it (a generation's decode
+// steps). Waking them there costs more than such a kernel gains: on 2 cores
+// the woken helper and the worker then wait for each other at libgomp's
+// barriers, each spinning on the one core the Python thread leaves them
+// (8-11 ms for an 8-row product that takes 30 us; docs/benchmarks.md, stop
+// 58). A queue building up behind the worker says it has fallen behind.
+constexpr int64_t kKernelsWaitingToReleaseHelpers = 8;
+
 // A kernel queued on a stream together with what it needs, built by the
 // caller as a subclass so that its body and captures live inline: queuing
 // one is a single allocation (a std::function body is a second one, and
@@ -64,7 +92,7 @@ class HostLaunch {
  private:
   friend struct LaunchQueuing;
   const char* kernel_name_ = nullptr;  // a name that outlives the launch
-  bool serial_ = false;                // run with one thread (see kSingleThreadBelowBytes)
+  LaunchThreads threads_ = LaunchThreads::kTeam;
   bool destroyed_by_queuing_thread_ = false;
   HostLaunch* next_finished_ = nullptr;  // in the list of finished launches
 };
@@ -83,6 +111,15 @@ class HostLaunch {
 // bytes they cover (OperatorPlan::team_at_any_size).
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
                       std::unique_ptr<HostLaunch> launch, bool team_at_any_size = false);
+
+// Queues on `stream`, the first time it is called for `device`, a launch
+// that starts the device worker's OpenMP team and parks it at once
+// (openmp_helper_parking.h). Why: starting a team makes the worker wait, at
+// libgomp's dock, for its new threads to run; with the Python thread busy on
+// 2 cores that took 10-12 ms, which a first kernel paid. Called where a
+// program first moves data onto a device (a host-to-axon copy), the start
+// runs while the worker has nothing else to do.
+void start_worker_team_once(int device, axon_stream stream);
 
 // How many launches so far ran on one thread (kSingleThreadBelowBytes); for tests.
 int64_t single_thread_launches();

@@ -112,6 +112,7 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
     host = host.resolve_conj().resolve_neg();
   }
   const c10::Stream stream = current_stream(dst.device().index());
+  start_worker_team_once(dst.device().index(), stream_handle(stream));
   at::Tensor landing = dst;
   if (!bytes_match(dst, host)) {
     landing = at::empty_strided(host.sizes(), host.strides(), dst.options());

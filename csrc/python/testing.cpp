@@ -30,6 +30,7 @@
 #include "host_execution/foreach_chains.h"
 #include "host_execution/inline_kernels.h"
 #include "host_execution/matrix_products.h"
+#include "host_execution/openmp_helper_parking.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/small_matrix_products.h"
 #include "host_execution/stream_kernel.h"
@@ -137,6 +138,8 @@ void init_testing(py::module_& m) {
       "how an (m×k)·(k×n) float product is summed inline, proven against this host's CPU mm; None: queued");
   testing.def("cores_freed_for_compiled_code", &cores_freed_for_compiled_code,
               "whether a compiled executable's load parked an OpenMP team (host_execution/compiled_code_cores.h)");
+  testing.def("helper_parkings", &helper_parkings,
+              "times a worker parked its OpenMP helpers (host_execution/openmp_helper_parking.h)");
   testing.def("foreach_chains_started", &foreach_chains_started,
               "_foreach_* calls that started a chain (host_execution/foreach_chains.h)");
   testing.def("foreach_calls_joined", &foreach_calls_joined, "_foreach_* calls that joined a queued chain");
