@@ -58,13 +58,10 @@ class WorkerHelpers {
     sampled_at_ = now;
     sampled_cpu_ns_ = cpu;
     // A spinning helper burns what the cores let it (two thirds of a core with
-    // the worker and the Python thread on two); a sleeping one nothing. A
-    // helper parked just after its spin ran out costs one more wake.
-    if (burnt * 4 < interval_ns) {
-      watching_ = false;  // asleep: libgomp's own budget ran out
-      return;
-    }
-    park();
+    // the worker and the Python thread on two, less in an unlucky
+    // millisecond, so the watch goes on); a sleeping one nothing. A helper
+    // parked just after its spin ran out costs one more wake.
+    if (burnt * 4 >= interval_ns) park();
   }
 
   bool parked() const { return parked_; }
