@@ -4,6 +4,9 @@
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
+
+#include "ops/native_meta_kernels.h"
 
 namespace axon {
 namespace {
@@ -77,18 +80,37 @@ bool out_kernel_copies_a_functional_result(const std::string& name) {
   return names.count(name) > 0;
 }
 
+// The overload names of operator `name` (e.g. "aten::add": "Tensor", "out",
+// ...), from an index of every operator the dispatcher has. Why an index:
+// listing the dispatcher's operators copies some 3,000 names, about 1 ms, which
+// each new operator's first call paid (or the process's first, with the list
+// kept). Operators registered after the index was built (a library imported
+// later) rebuild it when first asked for.
+std::vector<std::string> overload_names(const std::string& name) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::vector<std::string>> index;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = index.find(name);
+  if (found == index.end()) {
+    index.clear();
+    for (const c10::OperatorName& op : c10::Dispatcher::singleton().getAllOpNames()) {
+      index[op.name].push_back(op.overload_name);
+    }
+    found = index.find(name);
+    if (found == index.end()) return {};
+  }
+  return found->second;
+}
+
 // The `.out` overload of a functional op: same leading arguments, then one
 // kwarg-only mutable tensor argument per return.
 std::optional<c10::OperatorHandle> find_out_operator(const c10::FunctionSchema& functional) {
   auto& dispatcher = c10::Dispatcher::singleton();
-  static const auto all_names = dispatcher.getAllOpNames();
   const auto& args = functional.arguments();
   const auto& returns = functional.returns();
-  for (const auto& candidate_name : all_names) {
-    if (candidate_name.name != functional.name() || candidate_name.overload_name == functional.overload_name()) {
-      continue;
-    }
-    auto candidate = dispatcher.findSchema(candidate_name);
+  for (const std::string& overload : overload_names(functional.name())) {
+    if (overload == functional.overload_name()) continue;
+    auto candidate = dispatcher.findSchema({functional.name(), overload});
     if (!candidate.has_value()) {
       continue;
     }
@@ -110,6 +132,15 @@ std::optional<c10::OperatorHandle> find_out_operator(const c10::FunctionSchema& 
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+void prepare_operator_plans() {
+  overload_names("aten::add");
+  native_meta_kernel(c10::Dispatcher::singleton().findSchemaOrThrow("aten::add", "Tensor"));
+}
+
+namespace {
 
 OperatorPlan make_plan(const c10::OperatorHandle& op) {
   const auto& schema = op.schema();

@@ -48,4 +48,9 @@ struct OperatorPlan {
 // The plan of `op`, computed on first use and cached (thread-safe).
 const OperatorPlan& plan_for(const c10::OperatorHandle& op);
 
+// Builds, at import, the tables every operator's first plan reads (the
+// dispatcher's overloads by name, the native meta kernels): about 1 ms that
+// the process's first operator call paid otherwise.
+void prepare_operator_plans();
+
 }  // namespace axon

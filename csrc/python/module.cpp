@@ -4,6 +4,7 @@
 // the core/ and ops/ objects linked into it).
 #include <pybind11/pybind11.h>
 
+#include "ops/operator_plan.h"
 #include "python/bindings.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -21,4 +22,5 @@ PYBIND11_MODULE(_C, m) {
   axon::init_result_layouts(m);
   axon::init_distributed(m);
   axon::init_testing(m);
+  axon::prepare_operator_plans();
 }
