@@ -5,8 +5,10 @@
 
 namespace axon {
 
-// The three calls are made on a device's worker only, around the host
-// kernels it runs (stream_launch.cpp); each worker keeps its own state.
+// All but helper_parkings are called on a device's worker only, around the
+// host kernels it runs (stream_launch.cpp); each worker keeps its own state.
+// A worker's first kernel, if it runs alone, starts the team parked
+// (start_worker_team_once in stream_launch.h queues such a kernel).
 //
 // Why: after a parallel region, libgomp's helpers spin for their whole budget
 // (several milliseconds; libgomp reads it once, when `import torch` loads it)
@@ -27,7 +29,8 @@ namespace axon {
 // outside: ATen and MKL run serially inside a region). The helpers run the
 // body, which sleeps on a futex until released: they take no CPU. The next
 // kernel that may run parallel regions first releases them and closes the
-// region (one wake of the helpers), then runs with its whole team.
+// region (one wake of the helpers, waited for on a futex, not at libgomp's
+// spinning barrier), then runs with its whole team.
 constexpr int64_t kHelperSpinCheckMicroseconds = 1000;
 
 // Before a kernel that runs on the worker's thread alone.
