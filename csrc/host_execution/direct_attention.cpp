@@ -11,6 +11,7 @@
 
 #include "host_execution/attention_blocks.h"
 #include "host_execution/direct_launch.h"
+#include "host_execution/matrix_products.h"
 
 namespace axon {
 namespace {
@@ -142,12 +143,12 @@ at::Tensor log_sum_exp_like(const at::Tensor& query) {
 // kSingleThreadBelowBytes: its work grows with the square of the sequence, its
 // bytes linearly. A causal 1x4x128x64 forward (4.2M multiply-adds, 0.5 MiB) took
 // 165 us on one thread against the CPU's 106-113 on two (docs/benchmarks.md,
-// stop 57). The bound is the matrix products' (product_wants_team).
+// stop 57). The bound is the matrix products'.
 bool attention_wants_team(const AttentionGeometry& g) {
   double multiply_adds = double(g.batch) * double(g.heads) * double(g.query_length) * double(g.key_length) *
                          double(g.head_dim + g.value_dim);
   if (g.causal) multiply_adds /= 2;
-  return multiply_adds >= 512.0 * 1024.0;
+  return multiply_adds >= kTeamMinimumMultiplyAdds;
 }
 
 }  // namespace

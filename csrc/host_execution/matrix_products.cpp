@@ -116,7 +116,6 @@ void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::
 
 bool product_wants_team(int64_t batch, int64_t m, int64_t k, int64_t n) {
   constexpr int64_t kTeamMinimumSide = 8;
-  constexpr double kTeamMinimumMultiplyAdds = 512.0 * 1024.0;
   return m >= kTeamMinimumSide && n >= kTeamMinimumSide &&
          double(batch) * double(m) * double(k) * double(n) >= kTeamMinimumMultiplyAdds;
 }

@@ -48,6 +48,10 @@ void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::
 // rows or columns (matrix-vector products) two threads are slower.
 bool product_wants_team(int64_t batch, int64_t m, int64_t k, int64_t n);
 
+// The multiply-adds from which a product runs with the team (and attention,
+// whose blocks are products: direct_attention.cpp).
+constexpr double kTeamMinimumMultiplyAdds = 512.0 * 1024.0;
+
 // False: every product takes ATen's CPU kernel, for comparisons (tests,
 // benchmarks).
 void set_onednn_products_enabled(bool enabled);

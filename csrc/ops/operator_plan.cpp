@@ -133,15 +133,6 @@ std::optional<c10::OperatorHandle> find_out_operator(const c10::FunctionSchema& 
   return std::nullopt;
 }
 
-}  // namespace
-
-void prepare_operator_plans() {
-  overload_names("aten::add");
-  native_meta_kernel(c10::Dispatcher::singleton().findSchemaOrThrow("aten::add", "Tensor"));
-}
-
-namespace {
-
 OperatorPlan make_plan(const c10::OperatorHandle& op) {
   const auto& schema = op.schema();
   OperatorPlan plan;
@@ -220,6 +211,11 @@ const OperatorPlan& plan_for(const c10::OperatorHandle& op) {
     slot = std::make_unique<OperatorPlan>(make_plan(op));
   }
   return *slot;
+}
+
+void prepare_operator_plans() {
+  overload_names("aten::add");
+  native_meta_kernel(c10::Dispatcher::singleton().findSchemaOrThrow("aten::add", "Tensor"));
 }
 
 }  // namespace axon
