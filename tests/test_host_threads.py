@@ -232,6 +232,47 @@ def test_small_kernels_run_on_one_thread_and_costly_ones_with_the_team():
     assert torch.equal(in_place.cpu(), host.exp())
 
 
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="parallel kernels need at least two intra-op threads")
+def test_products_below_a_mebibyte_take_the_team_only_while_the_program_waits():
+    # A 64x256 by 256x256 product covers 384 KiB and does 4M multiply-adds: the team pays for it when the
+    # program's thread has left its core (a synchronize), not while that thread runs beside the worker
+    # (host_execution/stream_launch.h, LaunchThreads).
+    import threading
+
+    import torch_axon
+
+    testing = torch_axon._C._testing
+    a, b = torch.randn(64, 256), torch.randn(256, 256)
+    x, y = a.to("axon"), b.to("axon")
+    stream = torch.axon.current_stream()
+    torch.axon.synchronize()
+
+    # Queued behind a closed gate, then run while this thread polls the stream without waiting.
+    gate = testing.close_gate(stream.device_index, stream.stream_id)
+    alone, team = testing.team_for_work_runs()
+    running = [x @ y for _ in range(12)]
+    testing.open_gate(gate)
+    while not stream.query():
+        pass
+    after_running = testing.team_for_work_runs()
+    assert (after_running[0] - alone, after_running[1] - team) == (12, 0)
+
+    # Queued behind a gate another thread opens while this one synchronizes. More than 8 wait, so helpers
+    # parked by the kernels above are released too.
+    gate = testing.close_gate(stream.device_index, stream.stream_id)
+    waited = [x @ y for _ in range(12)]
+    opener = threading.Timer(0.05, testing.open_gate, args=(gate,))
+    opener.start()
+    torch.axon.synchronize()
+    opener.join()
+    after_waiting = testing.team_for_work_runs()
+    assert (after_waiting[0] - after_running[0], after_waiting[1] - after_running[1]) == (0, 12)
+
+    expected = a @ b
+    for product in running + waited:
+        torch.testing.assert_close(product.cpu(), expected)
+
+
 def test_attention_runs_with_the_team_by_its_multiply_adds():
     # A causal 1x4x128x64 attention covers 0.5 MiB and does 4.2M multiply-adds: 165 us on one thread against
     # the CPU's 106-113 on two (host_execution/direct_attention.cpp). A 1x1x16x16 one stays on one thread.

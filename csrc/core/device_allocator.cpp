@@ -14,6 +14,7 @@
 
 #include "core/check.h"
 #include "core/device.h"
+#include "core/host_waits.h"
 #include "core/memory_history.h"
 #include "core/stream.h"
 
@@ -501,7 +502,7 @@ class DeviceCache {
       }
       try {
         if (axon_event_record(event, stream_handle(stream)) == AXON_SUCCESS) {
-          axon_event_synchronize(event);
+          wait_for_event(event);
         }
       } catch (...) {
         // An unknown stream has no work to wait for.
@@ -583,14 +584,14 @@ class DeviceCache {
   // run-time check): raised here once the blocks are freed, not lost.
   void release_cached_blocks() {
     for (auto& entry : pending_) {
-      axon_event_synchronize(entry.first);
+      wait_for_event(entry.first);
       finish_event(entry);
     }
     pending_.clear();
     if (free_blocks_.empty()) {
       return;
     }
-    const axon_status waited = axon_device_synchronize(device_);
+    const axon_status waited = wait_for_device(device_);
     const std::string failure = axon_status_is_task_failure(waited) ? axon_last_error_message() : "";
     stats_.num_sync_all_streams += 1;
     for (Block* block : free_blocks_) {

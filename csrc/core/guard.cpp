@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/device_allocator.h"
+#include "core/host_waits.h"
 #include "core/stream.h"
 
 namespace axon {
@@ -89,11 +90,11 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 
   void synchronizeStream(const c10::Stream& stream) const override {
-    AXON_CHECK(axon_stream_synchronize(stream_handle(stream)), "synchronizing a stream");
+    AXON_CHECK(wait_for_stream(stream_handle(stream)), "synchronizing a stream");
   }
 
   void synchronizeDevice(const c10::DeviceIndex device_index) const override {
-    AXON_CHECK(axon_device_synchronize(resolve_device_index(device_index)), "synchronizing the device");
+    AXON_CHECK(wait_for_device(resolve_device_index(device_index)), "synchronizing the device");
   }
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
@@ -133,7 +134,7 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     if (event == nullptr) {
       return;
     }
-    AXON_CHECK(axon_event_synchronize(as_event(event)), "synchronizing an event");
+    AXON_CHECK(wait_for_event(as_event(event)), "synchronizing an event");
   }
 
   void destroyEvent(void* event, const c10::DeviceIndex /*device_index*/) const noexcept override {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/host_waits.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/stream_launch.h"
@@ -103,7 +104,7 @@ void launch_host_kernel(HostKernelEntry entry, const std::string& kernel_name, c
                      }
                      entry(slots.data());
                    });
-  if (writes_cpu_tensor) AXON_CHECK(axon_stream_synchronize(stream), kernel_name.c_str());
+  if (writes_cpu_tensor) AXON_CHECK(wait_for_stream(stream), kernel_name.c_str());
 }
 
 }  // namespace axon

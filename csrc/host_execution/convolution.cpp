@@ -10,6 +10,7 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "core/check.h"
+#include "core/host_waits.h"
 #include "core/stream.h"
 #include "host_execution/convolution_call_shapes.h"
 #include "host_execution/device_memory_views.h"
@@ -140,13 +141,13 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
     // rare calls run on this thread, so a refusal is raised at the call.
     // Staged memory is copied in and out around it, the stream drained each time.
     aliases.stage_in(stream);
-    AXON_CHECK(axon_stream_synchronize(stream), "aten::convolution_overrideable");
+    AXON_CHECK(wait_for_stream(stream), "aten::convolution_overrideable");
     {
       at::AutoDispatchBelowADInplaceOrView below_autograd;
       body();
     }
     aliases.stage_out(stream);
-    AXON_CHECK(axon_stream_synchronize(stream), "aten::convolution_overrideable");
+    AXON_CHECK(wait_for_stream(stream), "aten::convolution_overrideable");
     return output;
   }
   launch_on_stream(stream, "aten::convolution_overrideable", aliases, std::move(body), LaunchRelease::kOnWorker,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/host_waits.h"
 #include "host_execution/stream_launch.h"
 
 namespace axon {
@@ -43,7 +44,7 @@ void call_cpu_kernel_on_worker(axon_stream stream, const char* kernel_name, cons
       call->failure = std::current_exception();
     }
   });
-  AXON_CHECK(axon_stream_synchronize(stream), kernel_name);
+  AXON_CHECK(wait_for_stream(stream), kernel_name);
   for (const c10::Warning& warning : call->warnings.warnings) c10::warn(warning);
   if (call->failure) std::rethrow_exception(call->failure);
   stack = std::move(call->stack);

@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/generator.h"
+#include "core/host_waits.h"
 #include "core/stream.h"
 #include "host_execution/cpu_call_on_worker.h"
 #include "host_execution/device_memory_views.h"
@@ -370,7 +371,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     ++synchronous_run_counts[plan.name];
   }
   const axon_stream stream = current_stream_handle(device.index());
-  AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
+  AXON_CHECK(wait_for_stream(stream), plan.name.c_str());
   auto args = torch::jit::last(*stack, num_args);
   const std::vector<c10::IValue> originals(args.begin(), args.end());
   torch::jit::Stack cpu_stack;
@@ -392,7 +393,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
   call_cpu_kernel_on_worker(stream, plan.name.c_str(), op, cpu_stack);
   if (aliases.staged()) {
     aliases.stage_out(stream);
-    AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
+    AXON_CHECK(wait_for_stream(stream), plan.name.c_str());
   }
   for (size_t i = 0; i < num_args; ++i) {
     if (worked_on_copy[i]) write_back(originals[i], host_arguments[i]);

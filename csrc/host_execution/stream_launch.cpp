@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/check.h"
+#include "core/host_waits.h"
 #include "host_execution/one_host_thread.h"
 #include "host_execution/openmp_helper_parking.h"
 #include "profiler/device_activity.h"
@@ -30,6 +31,17 @@ LaunchThreads launch_threads(std::size_t bytes, bool team_at_any_size) {
   if (bytes >= kSingleThreadBelowBytes) return LaunchThreads::kTeam;
   if (team_at_any_size && bytes >= kTeamAtAnySizeFromBytes) return LaunchThreads::kTeamForWork;
   return LaunchThreads::kAlone;
+}
+
+std::atomic<int64_t> work_kernels_alone{0};
+std::atomic<int64_t> work_kernels_on_team{0};
+
+// Whether a kTeamForWork kernel takes the team, with `waiting` kernels
+// queued behind it (stream_launch.h, LaunchThreads, says why).
+bool team_for_work(int64_t waiting) {
+  const bool team = host_thread_waiting() && (!helpers_parked() || waiting >= kKernelsWaitingToReleaseHelpers);
+  (team ? work_kernels_on_team : work_kernels_alone).fetch_add(1, std::memory_order_relaxed);
+  return team;
 }
 
 // The task status naming `error`'s kind, so that the error raised at
@@ -85,9 +97,8 @@ struct LaunchQueuing {
       at::AutoDispatchBelowADInplaceOrView below_autograd;
       const int64_t waiting = queued_launch_count.load(std::memory_order_relaxed) -
                               started_launch_count.fetch_add(1, std::memory_order_relaxed) - 1;
-      const bool alone =
-          launch->threads_ == LaunchThreads::kAlone || (launch->threads_ == LaunchThreads::kTeamForWork &&
-                                                        helpers_parked() && waiting < kKernelsWaitingToReleaseHelpers);
+      const bool alone = launch->threads_ == LaunchThreads::kAlone ||
+                         (launch->threads_ == LaunchThreads::kTeamForWork && !team_for_work(waiting));
       if (alone) {
         before_single_thread_kernel();
         const OneHostThreadScope one_thread;
@@ -179,5 +190,9 @@ void start_worker_team_once(int device, axon_stream stream) {
 }
 
 int64_t single_thread_launches() { return single_thread_launch_count.load(std::memory_order_relaxed); }
+
+std::pair<int64_t, int64_t> team_for_work_runs() {
+  return {work_kernels_alone.load(std::memory_order_relaxed), work_kernels_on_team.load(std::memory_order_relaxed)};
+}
 
 }  // namespace axon

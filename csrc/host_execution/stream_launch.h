@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "axon/stream.h"
 #include "host_execution/device_memory_views.h"
@@ -56,24 +57,36 @@ enum class LaunchRelease {
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
                       LaunchRelease release = LaunchRelease::kOnWorker, bool team_at_any_size = false);
 
-// Which threads a host kernel runs with (decided when it is queued).
+// Which threads a host kernel runs with (decided when it is queued, except
+// kTeamForWork's choice, made as it starts).
 enum class LaunchThreads : char {
   kAlone,  // the worker's thread only: under kSingleThreadBelowBytes
   // The team for the work's sake (team_at_any_size) under
-  // kSingleThreadBelowBytes; but alone while the worker's OpenMP helpers are
-  // parked (openmp_helper_parking.h), unless kKernelsWaitingToReleaseHelpers
-  // kernels wait behind it.
+  // kSingleThreadBelowBytes, but only while a program thread is blocked
+  // waiting for a device (core/host_waits.h); and while the worker's OpenMP
+  // helpers are parked (openmp_helper_parking.h), only when
+  // kKernelsWaitingToReleaseHelpers kernels wait behind it too.
   kTeamForWork,
   kTeam,
 };
 
-// Why: parked helpers are parked because the worker has been running kernels
-// alone for a while, the Python thread feeding it (a generation's decode
-// steps). Waking them there costs more than such a kernel gains: on 2 cores
-// the woken helper and the worker then wait for each other at libgomp's
-// barriers, each spinning on the one core the Python thread leaves them
-// (8-11 ms for an 8-row product that takes 30 us; docs/benchmarks.md, stop
-// 58). A queue building up behind the worker says it has fallen behind.
+// Why the program's thread decides: on 2 cores the worker, its helper and
+// the program's thread queuing the next kernels are three threads that want
+// a core. The worker then spins at libgomp's barriers for a helper the
+// scheduler has not run, and a helper that spins between regions takes the
+// core the program's thread needs: a small MLP's training step (products of
+// 29 rows, 0.5-2M multiply-adds, on the team) took 0.54-0.76 ms against
+// 0.29-0.45 with those products alone and the CPU's 0.48 (docs/benchmarks.md,
+// stop 59). While the program's thread waits, its core is free, and those
+// products run faster on the team (stop 55). Kernels of 1 MiB and more keep
+// the team always: their work pays for the contention.
+//
+// Why parked helpers stay parked: they are parked because the worker has
+// been running kernels alone for a while, the program's thread feeding it (a
+// generation's decode steps, which wait for each token). Waking them at each
+// token's wait costs more than its few kernels gain (8-11 ms for an 8-row
+// product that takes 30 us, when the helper found no core; docs/benchmarks.md,
+// stop 58). A queue building up behind the worker says it has fallen behind.
 constexpr int64_t kKernelsWaitingToReleaseHelpers = 8;
 
 // A kernel queued on a stream together with what it needs, built by the
@@ -123,5 +136,8 @@ void start_worker_team_once(int device, axon_stream stream);
 
 // How many launches so far ran on one thread (kSingleThreadBelowBytes); for tests.
 int64_t single_thread_launches();
+
+// How many kTeamForWork launches so far ran alone, and how many with the team; for tests.
+std::pair<int64_t, int64_t> team_for_work_runs();
 
 }  // namespace axon

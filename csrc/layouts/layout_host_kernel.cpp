@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/device.h"
+#include "core/host_waits.h"
 #include "core/stream.h"
 #include "host_execution/cpu_call_on_worker.h"
 #include "host_execution/device_memory_views.h"
@@ -126,7 +127,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
   const auto args = torch::jit::last(*stack, num_args);
   const auto& schema = op.schema();
   const axon_stream stream = current_stream_handle(device.index());
-  AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
+  AXON_CHECK(wait_for_stream(stream), plan.name.c_str());
 
   const std::vector<c10::IValue> originals(args.begin(), args.end());
   // Tensors the kernel may write, wherever else they are passed.
@@ -160,7 +161,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
   }
   if (call.aliases().staged()) {
     call.aliases().stage_out(stream);
-    AXON_CHECK(axon_stream_synchronize(stream), plan.name.c_str());
+    AXON_CHECK(wait_for_stream(stream), plan.name.c_str());
   }
   for (size_t i = 0; i < num_args; ++i) {
     if (!plan.argument_is_mutable[i]) continue;

@@ -17,6 +17,7 @@
 
 #include "core/check.h"
 #include "core/device_allocator.h"
+#include "core/host_waits.h"
 #include "core/pinned_memory_allocator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
@@ -126,7 +127,7 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
     pinned_memory_record_use(src.storage().data_ptr(), stream);
   }
   if (!non_blocking) {
-    AXON_CHECK(axon_stream_synchronize(stream_handle(stream)), "waiting for a host to axon copy");
+    AXON_CHECK(wait_for_stream(stream_handle(stream)), "waiting for a host to axon copy");
   }
 }
 
@@ -150,7 +151,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_
     pinned_memory_record_use(dst.storage().data_ptr(), stream);
     return;  // the caller synchronizes before reading, as with CUDA
   }
-  AXON_CHECK(axon_stream_synchronize(stream_handle(stream)), "waiting for an axon to host copy");
+  AXON_CHECK(wait_for_stream(stream_handle(stream)), "waiting for an axon to host copy");
   if (!direct) {
     dst.copy_(landing);
   }

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/check.h"
+#include "core/host_waits.h"
 #include "core/stream.h"
 #include "ops/argument_tensors.h"
 
@@ -47,7 +48,7 @@ void synchronize_argument_devices(c10::ArrayRef<c10::IValue> args) {
       const auto device = tensor.device().index();
       if (std::find(done.begin(), done.end(), device) != done.end()) return;
       done.push_back(device);
-      AXON_CHECK(axon_stream_synchronize(current_stream_handle(device)), "synchronizing before a CPU fallback");
+      AXON_CHECK(wait_for_stream(current_stream_handle(device)), "synchronizing before a CPU fallback");
     });
   }
 }

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/device.h"
 #include "core/device_allocator.h"
+#include "core/host_waits.h"
 #include "python/bindings.h"
 
 namespace py = pybind11;
@@ -53,7 +54,7 @@ void init_device(py::module_& m) {
   m.def("_device_properties", &device_properties);
   m.def("_synchronize", [](int device) {
     py::gil_scoped_release no_gil;
-    AXON_CHECK(axon_device_synchronize(resolve_device_index(static_cast<c10::DeviceIndex>(device))),
+    AXON_CHECK(wait_for_device(resolve_device_index(static_cast<c10::DeviceIndex>(device))),
                "synchronizing the device");
   });
   m.def("_shutdown", [] {

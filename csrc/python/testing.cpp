@@ -125,6 +125,9 @@ void init_testing(py::module_& m) {
   testing.def(
       "single_thread_launches", &single_thread_launches,
       "host kernels queued to run on one thread, below kSingleThreadBelowBytes (host_execution/stream_launch.h)");
+  testing.def("team_for_work_runs", &team_for_work_runs,
+              "(alone, with the team): kernels below 1 MiB that want the team for their work, as they ran; the "
+              "team only while a program thread waits (host_execution/stream_launch.h)");
   testing.def("inline_kernel_runs", &inline_kernel_runs,
               "calls computed on the calling thread while their stream was idle (host_execution/inline_kernels.h)");
   testing.def(

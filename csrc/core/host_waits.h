@@ -1,0 +1,30 @@
+// The driver's blocking waits, counted: whether a host thread is blocked on
+// axon work right now.
+#pragma once
+
+#include "axon/device.h"
+#include "axon/event.h"
+#include "axon/stream.h"
+
+namespace axon {
+
+// axon_stream_synchronize, axon_event_synchronize and axon_device_synchronize,
+// with the calling thread counted as waiting while they block. Program
+// threads call these (a synchronize, a copy to the host, an allocator
+// reclaiming memory); the runtime's own service threads (collectives) call
+// the driver directly, since their waits say nothing about the program.
+axon_status wait_for_stream(axon_stream stream);
+axon_status wait_for_event(axon_event event);
+axon_status wait_for_device(int device);
+
+// Whether some program thread is inside one of the waits above now.
+//
+// Why: on the emulated driver a device's worker runs host kernels on the
+// host's cores, beside the program's own threads. While the program's thread
+// is blocked, its core is free for the worker's OpenMP helpers; while it runs
+// (queuing the next kernels), a helper competes with it, and the worker
+// spins at libgomp's barriers for a helper the scheduler has not run
+// (stream_launch.h, LaunchThreads).
+bool host_thread_waiting();
+
+}  // namespace axon
