@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import run_python
 
 import torch_axon
 
@@ -90,3 +91,53 @@ def test_an_invalid_call_raises_every_time_and_caches_nothing():
     for _ in range(2):
         with pytest.raises(RuntimeError, match="[Kk]ernel size"):
             F.conv2d(x, w)
+
+
+def test_a_first_convolution_runs_no_python_meta_kernel():
+    # PyTorch's meta kernel for convolution is Python and imports sympy at its first call (230 ms that the CPU,
+    # which runs no meta kernel, never pays); axon computes the same results in C++
+    # (csrc/host_execution/convolution_meta_results.h).
+    result = run_python(
+        """
+        import sys
+        import torch
+        import torch.nn.functional as F
+
+        x, w = torch.randn(4, 3, 9, 9), torch.randn(8, 3, 3, 3)
+        ax, aw = x.to("axon").requires_grad_(), w.to("axon").requires_grad_()
+        out = F.conv2d(ax, aw, padding=1, stride=2)
+        out.sum().backward()
+        expected = F.conv2d(x, w, padding=1, stride=2)
+        print("sympy" in sys.modules, torch.allclose(out.detach().cpu(), expected, atol=1e-5), tuple(ax.grad.shape))
+        """,
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True", "(4,", "3,", "9,", "9)"]
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_result_and_gradient_layouts_follow_the_cpu(dims, transposed, channels_last):
+    if channels_last and dims == 1:
+        pytest.skip("no channels-last layout for 3-d tensors")
+    for groups, stride, padding, dilation in [(1, 1, 0, 1), (2, 2, 1, 1), (1, 2, 2, 2), (2, 1, 1, 2)]:
+        x = torch.randn(2, 4, *[7, 6, 5][:dims])
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last if dims == 2 else torch.channels_last_3d)
+        w = torch.randn(4, 6 // groups, *[3] * dims) if transposed else torch.randn(6, 4 // groups, *[3] * dims)
+        output_padding = [min(stride, dilation) - 1] * dims if transposed else [0] * dims
+        arguments = ([stride] * dims, [padding] * dims, [dilation] * dims, transposed, output_padding, groups)
+        cpu_x, cpu_w = x.clone().requires_grad_(), w.clone().requires_grad_()
+        axon_x, axon_w = x.to("axon").requires_grad_(), w.to("axon").requires_grad_()
+        expected = torch.ops.aten.convolution(cpu_x, cpu_w, None, *arguments)
+        got = torch.ops.aten.convolution(axon_x, axon_w, None, *arguments)
+        assert got.shape == expected.shape and got.stride() == expected.stride()
+        torch.testing.assert_close(got.detach().cpu(), expected.detach(), rtol=1e-4, atol=1e-4)
+        gradient = torch.randn_like(expected)
+        expected.backward(gradient)
+        got.backward(gradient.to("axon"))
+        for got_grad, expected_grad in ((axon_x.grad, cpu_x.grad), (axon_w.grad, cpu_w.grad)):
+            assert got_grad.stride() == expected_grad.stride()
+            torch.testing.assert_close(got_grad.cpu(), expected_grad, rtol=1e-3, atol=1e-3)

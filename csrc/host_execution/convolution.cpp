@@ -13,6 +13,7 @@
 #include "core/host_waits.h"
 #include "core/stream.h"
 #include "host_execution/convolution_call_shapes.h"
+#include "host_execution/convolution_meta_results.h"
 #include "host_execution/device_memory_views.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/stream_launch.h"
@@ -115,8 +116,12 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
           .integer(groups),
       [&] {
         ConvolutionCallShapes computed;
-        computed.results[0] = at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride, padding,
-                                              dilation, transposed, output_padding, groups);
+        std::optional<at::Tensor> result =
+            convolution_meta_result(input, weight, stride, padding, dilation, transposed, output_padding, groups);
+        // The meta kernel itself where the C++ one declines: it raises the error.
+        computed.results[0] = result ? *result
+                                     : at::convolution(meta_like(input), meta_like(weight), meta_like(bias), stride,
+                                                       padding, dilation, transposed, output_padding, groups);
         computed.format = convolution_result_format(input, weight, bias, stride, padding, dilation, transposed,
                                                     output_padding, groups);
         computed.team = convolution_wants_team(input, weight, computed.results[0], transposed, groups);
@@ -175,9 +180,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
           .integers({output_mask[0], output_mask[1], output_mask[2]}),
       [&] {
         ConvolutionCallShapes computed;
-        std::tie(computed.results[0], computed.results[1], computed.results[2]) =
-            at::convolution_backward(meta_like(grad_output), meta_like(input), meta_like(weight), bias_sizes, stride,
-                                     padding, dilation, transposed, output_padding, groups, output_mask);
+        computed.results = convolution_backward_meta_results(grad_output, input, weight, bias_sizes, output_mask);
         computed.format = convolution_result_format(input, weight, std::nullopt, stride, padding, dilation, transposed,
                                                     output_padding, groups);
         // By one pass, though the input's and the weight's gradients take one each: small 3x3 backward
