@@ -75,11 +75,11 @@ enum class LaunchThreads : char {
 // a core. The worker then spins at libgomp's barriers for a helper the
 // scheduler has not run, and a helper that spins between regions takes the
 // core the program's thread needs: a small MLP's training step (products of
-// 29 rows, 0.5-2M multiply-adds, on the team) took 0.54-0.76 ms against
-// 0.29-0.45 with those products alone and the CPU's 0.48 (docs/benchmarks.md,
+// 29 rows, 0.5-2M multiply-adds, on the team) took 0.54-0.70 ms against
+// 0.28-0.30 with those products alone and the CPU's 0.48 (docs/benchmarks.md,
 // stop 59). While the program's thread waits, its core is free, and those
 // products run faster on the team (stop 55). Kernels of 1 MiB and more keep
-// the team always: their work pays for the contention.
+// the team always (the same rule for them changed nothing measured, stop 59).
 //
 // Why parked helpers stay parked: they are parked because the worker has
 // been running kernels alone for a while, the program's thread feeding it (a
