@@ -48,13 +48,11 @@ std::optional<at::Tensor> convolution_meta_result(const at::Tensor& input, const
     if (!transposed && length + 2 * p < d * (kernel - 1) + 1) return std::nullopt;
     const int64_t size = output_paddings ? (length - 1) * s - 2 * p + d * (kernel - 1) + (*output_paddings)[axis] + 1
                                          : floor_divide(length + 2 * p - d * (kernel - 1) - 1, s) + 1;
+    if (size < 0) return std::nullopt;  // the kernel's new_empty would refuse it
     any_positive = any_positive || size > 0;
     sizes.push_back(size);
   }
   if (!any_positive) return std::nullopt;  // "Output size is too small" (refused unless some axis is positive)
-  for (int64_t axis = 2; axis < static_cast<int64_t>(sizes.size()); ++axis) {
-    if (sizes[axis] < 0) return std::nullopt;  // the kernel's new_empty would refuse it
-  }
   if (input.size(1) == 0) sizes[1] = 0;
   return at::empty(sizes, input.options().device(c10::kMeta));
 }
@@ -64,14 +62,12 @@ std::array<at::Tensor, 3> convolution_backward_meta_results(const at::Tensor& gr
                                                             std::array<bool, 3> output_mask) {
   // The gradients of the input and the weight in channels-last order where
   // either operand suggests it, as the Python kernel converts them.
+  const auto of_input = input.suggest_memory_format(), of_weight = weight.suggest_memory_format();
   auto format = c10::MemoryFormat::Contiguous;
-  for (const auto suggested : {input.suggest_memory_format(), weight.suggest_memory_format()}) {
-    if (suggested == c10::MemoryFormat::ChannelsLast) format = c10::MemoryFormat::ChannelsLast;
-  }
-  if (format == c10::MemoryFormat::Contiguous) {
-    for (const auto suggested : {input.suggest_memory_format(), weight.suggest_memory_format()}) {
-      if (suggested == c10::MemoryFormat::ChannelsLast3d) format = c10::MemoryFormat::ChannelsLast3d;
-    }
+  if (of_input == c10::MemoryFormat::ChannelsLast || of_weight == c10::MemoryFormat::ChannelsLast) {
+    format = c10::MemoryFormat::ChannelsLast;
+  } else if (of_input == c10::MemoryFormat::ChannelsLast3d || of_weight == c10::MemoryFormat::ChannelsLast3d) {
+    format = c10::MemoryFormat::ChannelsLast3d;
   }
   const auto options = grad_output.options().device(c10::kMeta);
   std::array<at::Tensor, 3> results;
