@@ -382,3 +382,71 @@ def test_a_broadcast_operand_counts_every_element_it_presents():
         torch.axon.synchronize()
         assert launches() - before == serial
         torch.testing.assert_close(result.cpu(), operand.cpu().sum(0))
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="parallel kernels need at least two intra-op threads")
+@pytest.mark.parametrize("released", [True, False])
+def test_a_program_threads_own_openmp_team_ends_when_it_queues_team_kernels(released):
+    # A fresh process, its main thread without a team until the script gives it one.
+    result = run_python(
+        f"""
+        import os, time
+        import torch
+        from torch_axon import _C
+
+        def threads():
+            return len(os.listdir("/proc/self/task"))
+
+        _C._testing.set_program_thread_team_releases_enabled({released})
+        x = torch.randn(1 << 20, device="axon")
+        torch.relu(x).sum().item()  # the worker's team, and the release's first wait, are behind us
+        time.sleep(0.01)
+        before = threads()
+        # A parallel CPU operator, as loading a checkpoint on the CPU runs: the main thread's own team.
+        weights = torch.randn(1 << 21)
+        loaded = torch.empty_like(weights).copy_(weights)
+        with_team = threads()
+        time.sleep(0.01)
+        releases = _C._testing.program_thread_team_releases()
+        torch.relu(x).sum().item()  # 4 MiB: a kernel the worker runs with its team
+        after = threads()
+        # The thread's CPU operators still run in parallel, with the same team size, and agree.
+        assert torch.get_num_threads() >= 2
+        assert torch.equal(torch.relu(loaded), weights.clamp_min(0))
+        print(before, with_team, after, _C._testing.program_thread_team_releases() - releases)
+        """,
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    before, with_team, after, releases = map(int, result.stdout.split())
+    assert with_team == before + 1, "the parallel copy started no helper thread"
+    if released:
+        assert (after, releases) == (before, 1), "the main thread kept its idle OpenMP team"
+    else:
+        assert (after, releases) == (with_team, 0)
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="parallel kernels need at least two intra-op threads")
+def test_a_thread_that_starts_its_team_each_step_is_released_ever_less_often():
+    result = run_python(
+        """
+        import time
+        import torch
+        from torch_axon import _C
+
+        x = torch.randn(1 << 20, device="axon")
+        batch = torch.randn(1 << 21)
+        releases = _C._testing.program_thread_team_releases()
+        start = time.perf_counter()
+        for _ in range(100):
+            torch.relu(batch)  # a batch prepared in parallel on the CPU: the team starts again
+            torch.relu(x).sum().item()
+            time.sleep(0.002)
+        print(_C._testing.program_thread_team_releases() - releases, time.perf_counter() - start)
+        """,
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    releases, seconds = result.stdout.split()
+    # Waits of 5, 10, 20, ... ms between releases; at a fixed 5 ms, 40 or more in these 0.2 s and up.
+    assert 1 <= int(releases) <= 10, (releases, seconds)

@@ -14,6 +14,7 @@
 #include "core/host_waits.h"
 #include "host_execution/one_host_thread.h"
 #include "host_execution/openmp_helper_parking.h"
+#include "host_execution/program_thread_teams.h"
 #include "profiler/device_activity.h"
 
 namespace axon {
@@ -32,6 +33,10 @@ LaunchThreads launch_threads(std::size_t bytes, bool team_at_any_size) {
   if (team_at_any_size && bytes >= kTeamAtAnySizeFromBytes) return LaunchThreads::kTeamForWork;
   return LaunchThreads::kAlone;
 }
+
+// Set on a thread once it has run a host kernel: a device's worker, whose
+// OpenMP team is the one the kernels run with.
+thread_local bool runs_kernels = false;
 
 std::atomic<int64_t> work_kernels_alone{0};
 std::atomic<int64_t> work_kernels_on_team{0};
@@ -93,6 +98,7 @@ struct LaunchQueuing {
 
   static axon_status run_kernel(void* user_data, char* message) {
     auto* launch = static_cast<HostLaunch*>(user_data);
+    runs_kernels = true;
     try {
       at::AutoDispatchBelowADInplaceOrView below_autograd;
       const int64_t waiting = queued_launch_count.load(std::memory_order_relaxed) -
@@ -138,7 +144,11 @@ struct LaunchQueuing {
                     LaunchThreads threads, LaunchRelease release) {
     launch->kernel_name_ = kernel_name;
     launch->threads_ = threads;
-    if (threads == LaunchThreads::kAlone) single_thread_launch_count.fetch_add(1, std::memory_order_relaxed);
+    if (threads == LaunchThreads::kAlone) {
+      single_thread_launch_count.fetch_add(1, std::memory_order_relaxed);
+    } else if (!runs_kernels) {
+      release_program_thread_team();
+    }
     launch->destroyed_by_queuing_thread_ = release == LaunchRelease::kByQueuingThread;
     const axon_host_function task{&run_kernel, &release_kernel, launch.release()};
     const ActivityLabelScope named([&] { return std::string("host_kernel<") + kernel_name + ">"; });

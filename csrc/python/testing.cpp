@@ -31,6 +31,7 @@
 #include "host_execution/inline_kernels.h"
 #include "host_execution/matrix_products.h"
 #include "host_execution/openmp_helper_parking.h"
+#include "host_execution/program_thread_teams.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/small_matrix_products.h"
 #include "host_execution/stream_kernel.h"
@@ -128,6 +129,11 @@ void init_testing(py::module_& m) {
   testing.def("team_for_work_runs", &team_for_work_runs,
               "(alone, with the team): kernels below 1 MiB that want the team for their work, as they ran; the "
               "team only while a program thread waits (host_execution/stream_launch.h)");
+  testing.def("program_thread_team_releases", &program_thread_team_releases,
+              "times program threads asked OpenMP to end their own teams as they queued team kernels "
+              "(host_execution/program_thread_teams.h)");
+  testing.def("set_program_thread_team_releases_enabled", &set_program_thread_team_releases_enabled, py::arg("enabled"),
+              "turns the release of program threads' OpenMP teams on or off");
   testing.def("inline_kernel_runs", &inline_kernel_runs,
               "calls computed on the calling thread while their stream was idle (host_execution/inline_kernels.h)");
   testing.def(
