@@ -194,3 +194,60 @@ def test_ffts_whose_out_kernel_copies_build_their_results_in_place_and_match_the
         x = torch.complex(x, torch.randn_like(x))
     fn = getattr(torch.fft, transform)
     assert torch.equal(fn(x.to("axon")).cpu(), fn(x))
+
+
+def test_a_result_allocated_after_a_dropped_one_of_its_size_is_built_in_place_from_the_second_call():
+    # The CPU's batch norm backward allocates its input gradient twice and returns the second.
+    seen = []
+
+    def kernel():
+        dropped = torch.empty(256)
+        result = torch.empty(256)
+        del dropped
+        seen.append(result.data_ptr())
+        return [result.copy_(torch.arange(256.0))]
+
+    for call in range(3):
+        destination = torch.zeros(256)
+        place([destination], kernel, call_site=1001)
+        assert torch.equal(destination, torch.arange(256.0))
+        assert (seen[-1] == destination.data_ptr()) == (call > 0), call
+    destination = torch.zeros(256)
+    place([destination], kernel)  # no call site: nothing learned, nothing guessed
+    assert seen[-1] != destination.data_ptr() and torch.equal(destination, torch.arange(256.0))
+
+
+def test_a_wrong_guess_is_copied_and_learned_again():
+    allocations = {"count": 2}
+    seen = []
+
+    def kernel():
+        made = [torch.full((64,), float(i)) for i in range(allocations["count"])]
+        seen.append(made[-1].data_ptr())
+        return [made[-1]]
+
+    for count, in_place in ((2, False), (2, True), (1, False), (1, True)):
+        allocations["count"] = count
+        destination = torch.zeros(64)
+        place([destination], kernel, call_site=1002)
+        assert torch.equal(destination, torch.full((64,), float(count - 1)))
+        assert (seen[-1] == destination.data_ptr()) == in_place, count
+
+
+def test_batch_norm_backward_builds_its_input_gradient_in_place_and_matches_the_cpu():
+    copied = torch_axon._C._testing.results_copied
+    x, grad = torch.randn(8, 16, 12, 12), torch.randn(8, 16, 12, 12)
+    weight, running_mean, running_var = torch.randn(16), torch.zeros(16), torch.ones(16)
+    _, save_mean, save_invstd = torch.ops.aten.native_batch_norm(x, weight, None, running_mean, running_var, True,
+                                                                 0.1, 1e-5)
+    arguments = (grad, x, weight, running_mean, running_var, save_mean, save_invstd, True, 1e-5, [True, True, True])
+    expected = torch.ops.aten.native_batch_norm_backward(*arguments)
+    on_axon = [a.to("axon") if isinstance(a, torch.Tensor) else a for a in arguments]
+    torch.ops.aten.native_batch_norm_backward(*on_axon)  # the first call learns which allocation is returned
+    torch.axon.synchronize()
+    before = copied()
+    results = torch.ops.aten.native_batch_norm_backward(*on_axon)
+    torch.axon.synchronize()
+    assert copied() == before
+    for result, cpu in zip(results, expected):
+        assert torch.equal(result.cpu(), cpu)

@@ -2,18 +2,35 @@
 
 #include <c10/core/CPUAllocator.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace axon {
 namespace {
 
-// One destination's memory, offered to the next allocation of its exact size.
+// How many allocations of a result's size a call site's kernel is
+// remembered to make before the one it returns (results_in_place.h).
+constexpr std::size_t kRememberedAllocations = 4;
+constexpr std::size_t kRememberedResults = 8;
+using AllocationsBefore = std::array<int8_t, kRememberedResults>;
+
+// One destination's memory, offered to an allocation of its exact size: the
+// next one, or for a size no other destination has, the `skip`+1-th.
 struct Offer {
   void* data = nullptr;
   std::size_t bytes = 0;
   bool taken = false;
+  bool unique_size = false;
+  int skip = 0;
+  // Allocations of a unique size so far, and where the first ones went.
+  int seen = 0;
+  std::array<const void*, kRememberedAllocations> seen_data{};
 };
 
 // The offers of the kernel running on this thread; null outside one.
@@ -47,7 +64,18 @@ class PlacingAllocator final : public c10::Allocator {
   c10::DataPtr allocate(std::size_t bytes) override {
     if (current_offers != nullptr && bytes > 0) {
       for (Offer& offer : *current_offers) {
-        if (offer.taken || offer.bytes != bytes) continue;
+        if (offer.bytes != bytes) continue;
+        if (offer.unique_size) {
+          const int ordinal = offer.seen++;
+          if (offer.taken || ordinal != offer.skip) {
+            c10::DataPtr elsewhere = underlying_->allocate(bytes);
+            if (ordinal < int(kRememberedAllocations)) offer.seen_data[ordinal] = elsewhere.get();
+            return elsewhere;
+          }
+          if (ordinal < int(kRememberedAllocations)) offer.seen_data[ordinal] = offer.data;
+        } else if (offer.taken) {
+          continue;
+        }
         offer.taken = true;
         {
           const std::lock_guard<std::mutex> lock(handed_out_mutex);
@@ -120,13 +148,63 @@ class OfferScope {
   std::vector<Offer>* previous_;
 };
 
+std::atomic<int64_t> copied_results{0};
+
+// What each call site learned (results_in_place.h); sites are operators' schemas, never freed.
+std::mutex learned_mutex;
+std::unordered_map<const void*, AllocationsBefore>& learned() {
+  static auto* sites = new std::unordered_map<const void*, AllocationsBefore>();
+  return *sites;
+}
+
+void prepare_offers(std::vector<Offer>& offers, const void* call_site) {
+  if (call_site == nullptr) return;
+  AllocationsBefore before{};
+  {
+    const std::lock_guard<std::mutex> lock(learned_mutex);
+    const auto found = learned().find(call_site);
+    if (found != learned().end()) before = found->second;
+  }
+  for (std::size_t i = 0; i < offers.size() && i < kRememberedResults; ++i) {
+    if (offers[i].bytes == 0) continue;
+    offers[i].unique_size = std::none_of(offers.begin(), offers.end(), [&](const Offer& other) {
+      return &other != &offers[i] && other.bytes == offers[i].bytes;
+    });
+    if (offers[i].unique_size) offers[i].skip = before[i];
+  }
+}
+
+// Which allocation of its size each misplaced result was, for the next call.
+void learn_from(const std::vector<Offer>& offers, const std::vector<at::Tensor>& results,
+                const std::vector<bool>& placed, const void* call_site) {
+  if (call_site == nullptr) return;
+  std::optional<AllocationsBefore> update;
+  for (std::size_t i = 0; i < offers.size() && i < kRememberedResults; ++i) {
+    if (placed[i] || !offers[i].unique_size || !results[i].defined() || !results[i].has_storage()) continue;
+    const void* data = results[i].storage().data();
+    for (int ordinal = 0; ordinal < std::min(offers[i].seen, int(kRememberedAllocations)); ++ordinal) {
+      if (offers[i].seen_data[ordinal] != data) continue;
+      if (!update) {
+        const std::lock_guard<std::mutex> lock(learned_mutex);
+        update = learned()[call_site];
+      }
+      (*update)[i] = int8_t(ordinal);
+    }
+  }
+  if (update) {
+    const std::lock_guard<std::mutex> lock(learned_mutex);
+    learned()[call_site] = *update;
+  }
+}
+
 }  // namespace
 
 void run_with_results_in_place(const std::vector<at::Tensor>& destinations,
-                               const std::function<std::vector<at::Tensor>()>& kernel) {
+                               const std::function<std::vector<at::Tensor>()>& kernel, const void* call_site) {
   std::vector<Offer> offers;
   offers.reserve(destinations.size());
   for (const at::Tensor& destination : destinations) offers.push_back(offer_of(destination));
+  prepare_offers(offers, call_site);
   std::vector<at::Tensor> results;
   {
     const OfferScope scope(&offers);
@@ -146,10 +224,15 @@ void run_with_results_in_place(const std::vector<at::Tensor>& destinations,
       results[i] = results[i].clone(at::MemoryFormat::Preserve);
     }
   }
+  learn_from(offers, results, done, call_site);
   for (std::size_t i = 0; i < results.size(); ++i) {
-    if (!done[i]) destinations[i].copy_(results[i]);
+    if (done[i]) continue;
+    destinations[i].copy_(results[i]);
+    copied_results.fetch_add(1, std::memory_order_relaxed);
   }
 }
+
+int64_t results_copied() { return copied_results.load(std::memory_order_relaxed); }
 
 // Installed when the extension loads, above PyTorch's default CPU allocator
 // (registered at priority 0), which it forwards to.

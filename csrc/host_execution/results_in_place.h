@@ -19,6 +19,16 @@
 // allocated out of order). So a kernel allocating differently from what was
 // foreseen gets the copy, never a wrong value.
 //
+// A kernel may allocate a result's size more than once and return a later
+// allocation (the CPU's batch norm backward allocates its input gradient,
+// then allocates it again, the first one dropped unused): the destination
+// then went to the dropped one, and the result was copied (the backward took
+// twice the CPU's time on axon). So a call site, named by `call_site`,
+// remembers for each result whose size no other destination has which
+// allocation of that size the kernel returned, and offers the destination to
+// that allocation on the next call. A guess that proves wrong costs the copy
+// of before, and is learned again.
+//
 // What it relies on: a CPU kernel lets go of its temporaries before it
 // returns. A buffer a kernel kept past the call (a cache) would still view
 // the destination's memory; none of PyTorch's kernels was found to (oneDNN's
@@ -28,6 +38,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -40,6 +51,9 @@ namespace axon {
 // only copied into. `kernel` returns one tensor per destination (undefined
 // where there is none to deliver).
 void run_with_results_in_place(const std::vector<at::Tensor>& destinations,
-                               const std::function<std::vector<at::Tensor>()>& kernel);
+                               const std::function<std::vector<at::Tensor>()>& kernel, const void* call_site = nullptr);
+
+// How many results were copied into their destinations so far (for tests).
+int64_t results_copied();
 
 }  // namespace axon

@@ -194,14 +194,17 @@ void copy_into(const c10::IValue& destination_alias, const c10::IValue& result) 
 // (results_in_place.h); undefined destinations get nothing.
 void call_with_results_in_place(const c10::OperatorHandle& op, torch::jit::Stack stack,
                                 const std::vector<at::Tensor>& destinations) {
-  run_with_results_in_place(destinations, [&] {
-    op.callBoxed(stack);
-    std::vector<at::Tensor> results(destinations.size());
-    for (size_t i = 0; i < destinations.size(); ++i) {
-      if (destinations[i].defined()) results[i] = stack[i].toTensor();
-    }
-    return results;
-  });
+  run_with_results_in_place(
+      destinations,
+      [&] {
+        op.callBoxed(stack);
+        std::vector<at::Tensor> results(destinations.size());
+        for (size_t i = 0; i < destinations.size(); ++i) {
+          if (destinations[i].defined()) results[i] = stack[i].toTensor();
+        }
+        return results;
+      },
+      &op.schema());
 }
 
 // A generic call queued with aliases the worker makes: the CPU kernel, the

@@ -191,10 +191,15 @@ void init_testing(py::module_& m) {
               "whether a profiler session is recording the device's activity now");
   testing.def(
       "run_with_results_in_place",
-      [](const std::vector<at::Tensor>& destinations, const std::function<std::vector<at::Tensor>()>& kernel) {
-        run_with_results_in_place(destinations, kernel);
+      [](const std::vector<at::Tensor>& destinations, const std::function<std::vector<at::Tensor>()>& kernel,
+         std::uintptr_t call_site) {
+        // A test's call site is a number; the kernel's calls share what it learns.
+        run_with_results_in_place(destinations, kernel, reinterpret_cast<const void*>(call_site));
       },
-      py::arg("destinations"), py::arg("kernel"));
+      py::arg("destinations"), py::arg("kernel"), py::arg("call_site") = 0);
+  testing.def("results_copied", &results_copied,
+              "fresh results a CPU kernel built outside their destinations, copied in "
+              "(host_execution/results_in_place.h)");
 }
 
 }  // namespace axon
