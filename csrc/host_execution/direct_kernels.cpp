@@ -22,6 +22,7 @@
 #include "core/device.h"
 #include "host_execution/cuda_dtypes.h"
 #include "host_execution/direct_attention.h"
+#include "host_execution/direct_batch_norm.h"
 #include "host_execution/direct_launch.h"
 #include "host_execution/direct_pooling.h"
 #include "host_execution/direct_scatter_gather.h"
@@ -420,7 +421,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 33> kDirectKernels = {{
+constexpr std::array<DirectKernel, 34> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -454,6 +455,7 @@ constexpr std::array<DirectKernel, 33> kDirectKernels = {{
     {"std.correction", &register_kernel<&direct_std>},
     {"var_mean.correction", &register_kernel<&direct_var_mean>},
     {"std_mean.correction", &register_kernel<&direct_std_mean>},
+    {"native_batch_norm", &register_kernel<&direct_native_batch_norm>},
 }};
 
 }  // namespace
