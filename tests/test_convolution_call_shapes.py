@@ -141,3 +141,27 @@ def test_result_and_gradient_layouts_follow_the_cpu(dims, transposed, channels_l
         for got_grad, expected_grad in ((axon_x.grad, cpu_x.grad), (axon_w.grad, cpu_w.grad)):
             assert got_grad.stride() == expected_grad.stride()
             torch.testing.assert_close(got_grad.cpu(), expected_grad, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("mask", [(False, True, True), (True, True, True), (True, False, True), (False, False, True),
+                                  (True, True, False)])
+@pytest.mark.parametrize("shape", [(8, 3, 12, 16), (4, 16, 9, 24)])
+def test_a_channels_last_bias_gradient_summed_apart_matches_the_cpu(mask, shape):
+    # oneDNN summed it slowly; axon sums it with ATen's reduction (host_execution/convolution.cpp).
+    apart = torch_axon._C._testing.convolution_biases_summed_apart
+    batch, channels, size, out_channels = shape
+    x = torch.randn(batch, channels, size, size).to(memory_format=torch.channels_last)
+    weight = torch.randn(out_channels, channels, 3, 3).to(memory_format=torch.channels_last)
+    grad = torch.nn.functional.conv2d(x, weight, None, padding=1).normal_()
+    arguments = ([out_channels], [1, 1], [1, 1], [1, 1], False, [0, 0], 1, list(mask))
+    expected = torch.ops.aten.convolution_backward(grad, x, weight, *arguments)
+    before = apart()
+    got = torch.ops.aten.convolution_backward(grad.to("axon"), x.to("axon"), weight.to("axon"), *arguments)
+    torch.axon.synchronize()
+    assert apart() - before == int(mask[2])
+    for wanted, g, e in zip(mask, got, expected):
+        # Only what the mask asks for: the CPU's channels-last route also returns the weight's gradient unasked.
+        assert (g is not None) == wanted
+        if wanted:
+            assert g.shape == e.shape and g.stride() == e.stride()
+            torch.testing.assert_close(g.cpu(), e, rtol=1e-5, atol=1e-4)

@@ -7,7 +7,10 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/sum.h>
 #include <c10/core/DeviceGuard.h>
+
+#include <atomic>
 
 #include "core/check.h"
 #include "core/host_waits.h"
@@ -20,6 +23,8 @@
 
 namespace axon {
 namespace {
+
+std::atomic<int64_t> biases_summed_apart{0};
 
 // Tags of the two operators' keys in the call cache.
 constexpr int64_t kForward = 0;
@@ -191,6 +196,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   at::Tensor grad_input = allocate_like(shapes->results[0], input.device(), shapes->format);
   at::Tensor grad_weight = allocate_like(shapes->results[1], input.device(), shapes->format);
   at::Tensor grad_bias = allocate_like(shapes->results[2], input.device(), c10::MemoryFormat::Contiguous);
+  // The bias's gradient of a channels-last float convolution is summed apart (below).
+  const bool bias_apart = output_mask[2] && !transposed && shapes->format == c10::MemoryFormat::ChannelsLast &&
+                          grad_output.dim() == 4 && grad_output.scalar_type() == at::kFloat;
   HostAliases aliases;
   auto body = [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
@@ -198,16 +206,27 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                grad_input_alias = aliases.alias(grad_input, Access::overwrite),
                grad_weight_alias = aliases.alias(grad_weight, Access::overwrite),
                grad_bias_alias = aliases.alias(grad_bias, Access::overwrite)]() {
-    run_with_results_in_place({grad_input_alias, grad_weight_alias, grad_bias_alias}, [&] {
+    const std::array<bool, 3> mask{output_mask[0], output_mask[1], output_mask[2] && !bias_apart};
+    run_with_results_in_place({grad_input_alias, grad_weight_alias, bias_apart ? at::Tensor() : grad_bias_alias}, [&] {
       const auto [input_result, weight_result, bias_result] =
           at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride, padding, dilation,
-                                   transposed, output_padding, groups, output_mask);
-      return std::vector<at::Tensor>{input_result, weight_result, bias_result};
+                                   transposed, output_padding, groups, mask);
+      return std::vector<at::Tensor>{input_result, weight_result, bias_apart ? at::Tensor() : bias_result};
     });
+    // Why apart: oneDNN's backward summed the bias's gradient of channels-last data slowly, 4-28% of
+    // the whole call (docs/benchmarks.md, stop 60); ATen's sum over all but the channel dimension is
+    // one vectorized pass. Its float summation order differs from oneDNN's, as two CPU kernels' may.
+    if (bias_apart) {
+      at::Tensor bias_result = grad_bias_alias;  // the alias's handle; the body's captures are const
+      at::sum_out(bias_result, grad_output_alias, {0, 2, 3});
+      biases_summed_apart.fetch_add(1, std::memory_order_relaxed);
+    }
   };
   launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable", aliases,
                    std::move(body), LaunchRelease::kOnWorker, shapes->team);
   return {grad_input, grad_weight, grad_bias};
 }
+
+int64_t convolution_biases_summed_apart() { return biases_summed_apart.load(std::memory_order_relaxed); }
 
 }  // namespace axon

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+
 #include <c10/core/MemoryFormat.h>
+#include <cstdint>
 
 #include <array>
 #include <tuple>
@@ -31,5 +33,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask);
+
+// How many backward calls summed the bias's gradient apart from oneDNN's
+// backward (channels-last float convolutions; convolution.cpp says why), for tests.
+int64_t convolution_biases_summed_apart();
 
 }  // namespace axon

@@ -24,6 +24,7 @@
 #include "core/stream.h"
 #include "host_execution/attention_blocks.h"
 #include "host_execution/compiled_code_cores.h"
+#include "host_execution/convolution.h"
 #include "host_execution/convolution_call_shapes.h"
 #include "host_execution/direct_kernels.h"
 #include "host_execution/element_loop_proofs.h"
@@ -115,6 +116,8 @@ void init_testing(py::module_& m) {
   testing.def("live_blocks", &live_blocks, py::arg("device"));
   testing.def("reference_runs", &reference_runs,
               "calls whose outcome the generic kernel learnt by running the CPU kernel on stand-ins");
+  testing.def("convolution_biases_summed_apart", &convolution_biases_summed_apart,
+              "convolution backward calls whose bias gradient was summed apart (host_execution/convolution.h)");
   testing.def("convolution_shape_computations", &convolution_shape_computations,
               "convolution calls whose result shapes and layout were computed, not found in the call cache "
               "(host_execution/convolution_call_shapes.h)");
