@@ -13,45 +13,39 @@ namespace {
 // Partial sums kept apart so that the compiler can keep them in vector lanes.
 constexpr int kLanes = 8;
 
-// The sum of one channel's elements, in double.
-AXON_PER_INSTRUCTION_SET
-double channel_sum(const float* input, const ChannelShape& shape, int64_t channel) {
+// The sum in double of `term` over one channel's elements, split over
+// vector lanes. Inlined into each caller's per-instruction-set copies.
+template <class Term>
+__attribute__((always_inline)) inline double channel_total(const float* input, const ChannelShape& shape,
+                                                           int64_t channel, Term term) {
   double lanes[kLanes] = {};
   for (int64_t n = 0; n < shape.batch; ++n) {
     const float* x = input + (n * shape.channels + channel) * shape.positions;
     int64_t i = 0;
     for (; i + kLanes <= shape.positions; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lanes[l] += static_cast<double>(x[i + l]);
+      for (int l = 0; l < kLanes; ++l) lanes[l] += term(x[i + l]);
     }
-    for (; i < shape.positions; ++i) lanes[0] += static_cast<double>(x[i]);
+    for (; i < shape.positions; ++i) lanes[0] += term(x[i]);
   }
   double total = 0.0;
   for (const double lane : lanes) total += lane;
   return total;
 }
 
+// The sum of one channel's elements.
+AXON_PER_INSTRUCTION_SET
+double channel_sum(const float* input, const ChannelShape& shape, int64_t channel) {
+  return channel_total(input, shape, channel, [](float x) { return static_cast<double>(x); });
+}
+
 // The sum of one channel's squared deviations from `mean`, each deviation
-// and its square rounded to float as the CPU's kernel rounds them, summed in double.
+// and its square rounded to float as the CPU's kernel rounds them.
 AXON_PER_INSTRUCTION_SET
 double channel_deviations(const float* input, const ChannelShape& shape, int64_t channel, float mean) {
-  double lanes[kLanes] = {};
-  for (int64_t n = 0; n < shape.batch; ++n) {
-    const float* x = input + (n * shape.channels + channel) * shape.positions;
-    int64_t i = 0;
-    for (; i + kLanes <= shape.positions; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) {
-        const float d = x[i + l] - mean;
-        lanes[l] += static_cast<double>(d * d);
-      }
-    }
-    for (; i < shape.positions; ++i) {
-      const float d = x[i] - mean;
-      lanes[0] += static_cast<double>(d * d);
-    }
-  }
-  double total = 0.0;
-  for (const double lane : lanes) total += lane;
-  return total;
+  return channel_total(input, shape, channel, [mean](float x) {
+    const float d = x - mean;
+    return static_cast<double>(d * d);
+  });
 }
 
 // output = input * alpha + beta over one [batch, channel] row, in one

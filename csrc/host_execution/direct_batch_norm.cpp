@@ -2,6 +2,8 @@
 
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
+
 #include "host_execution/batch_norm_statistics.h"
 #include "host_execution/direct_launch.h"
 
@@ -10,15 +12,15 @@ namespace {
 
 using direct::DirectOperator;
 
+bool defined(const std::optional<at::Tensor>& operand) { return operand.has_value() && operand->defined(); }
+
 // An optional per-channel operand the kernel takes: absent, or a contiguous
 // float32 vector of `channels` on the input's device.
 bool takes_channel_operand(const std::optional<at::Tensor>& operand, const at::Tensor& input, int64_t channels) {
-  if (!operand.has_value() || !operand->defined()) return true;
+  if (!defined(operand)) return true;
   return direct::direct_operand(*operand) && operand->scalar_type() == at::kFloat && operand->dim() == 1 &&
          operand->size(0) == channels && operand->is_contiguous() && operand->device() == input.device();
 }
-
-bool defined(const std::optional<at::Tensor>& operand) { return operand.has_value() && operand->defined(); }
 
 std::optional<ChannelShape> direct_shape(const at::Tensor& input, const std::optional<at::Tensor>& weight,
                                          const std::optional<at::Tensor>& bias,

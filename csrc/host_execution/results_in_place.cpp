@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -178,22 +177,14 @@ void prepare_offers(std::vector<Offer>& offers, const void* call_site) {
 void learn_from(const std::vector<Offer>& offers, const std::vector<at::Tensor>& results,
                 const std::vector<bool>& placed, const void* call_site) {
   if (call_site == nullptr) return;
-  std::optional<AllocationsBefore> update;
   for (std::size_t i = 0; i < offers.size() && i < kRememberedResults; ++i) {
     if (placed[i] || !offers[i].unique_size || !results[i].defined() || !results[i].has_storage()) continue;
     const void* data = results[i].storage().data();
     for (int ordinal = 0; ordinal < std::min(offers[i].seen, int(kRememberedAllocations)); ++ordinal) {
       if (offers[i].seen_data[ordinal] != data) continue;
-      if (!update) {
-        const std::lock_guard<std::mutex> lock(learned_mutex);
-        update = learned()[call_site];
-      }
-      (*update)[i] = int8_t(ordinal);
+      const std::lock_guard<std::mutex> lock(learned_mutex);
+      learned()[call_site][i] = int8_t(ordinal);
     }
-  }
-  if (update) {
-    const std::lock_guard<std::mutex> lock(learned_mutex);
-    learned()[call_site] = *update;
   }
 }
 
