@@ -8,7 +8,11 @@ slower than the kernel it replaces; measured on axon tensors, forward and backwa
   compiled training step 2.8 times its eager time;
 - scatters with atomic adds: gather's backward and scatter_add (2.3×), index_select's backward, index_add
   (2.1×), embedding's backward (2.7×), unfold's backward, col2im (2.8×);
-- roll (3.1×, its indices computed modulo the size), group norm (1.9×), grid sampling (1.7×).
+- roll (3.1×, its indices computed modulo the size), group norm (1.9×), grid sampling (1.7×);
+- batch norm in training, forward and backward: each channel's statistics come from a Welford reduction over
+  channel groups of one vector, a parallel region per group, each striding over the whole input (a channels-last
+  32×32×32×32 batch norm and ReLU forward 8.7 ms against 0.58 eager on a 2-core AVX2 host; a CNN's compiled
+  training step 21.1 ms against 14.0 eager, 12.5 with axon's kernels).
 In axon graphs their decompositions decline and they lower to extern calls of axon's kernels, launched on the
 stream like every extern kernel. Graphs without axon tensors keep Inductor's own code. A max pooling whose indices
 nothing uses (inference) keeps Inductor's code: without indices it is a few vector maxima, fused with the
@@ -41,7 +45,9 @@ _OPERATORS = (aten.max_pool2d_with_indices.default, aten.max_pool2d_with_indices
               aten.scatter_add.default, aten.index_add.default, aten.embedding_dense_backward.default,
               aten.roll.default, aten.col2im.default, aten.native_group_norm.default,
               aten.native_group_norm_backward.default, aten.grid_sampler_2d.default,
-              aten.grid_sampler_2d_backward.default)
+              aten.grid_sampler_2d_backward.default,
+              aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit.no_stats,
+              aten.native_batch_norm_backward.default)
 _PYTHON_DECOMPOSED = (aten.upsample_nearest2d.vec, aten.upsample_nearest2d.default,
                       aten._upsample_nearest_exact2d.vec, aten._upsample_nearest_exact2d.default)
 # Inductor's forward code beats axon's kernel here; its backward (a scatter of atomic adds) does not.
@@ -54,6 +60,10 @@ _FAKE_LAYOUT_AS_KERNEL = (aten.max_pool2d_with_indices.default, aten.max_pool2d_
                           aten.max_pool3d_with_indices.default,
                           aten.upsample_nearest2d.default, aten.upsample_nearest2d_backward.default,
                           aten._upsample_nearest_exact2d.default, aten._upsample_nearest_exact2d_backward.default)
+# Their kernels lay results out as the input, dense channels-last or contiguous; so do their fake kernels for such
+# inputs, except the backward's, which follows the gradient: the gradient is laid out as the input.
+_BATCH_NORM_FORWARD = (aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit.no_stats)
+_BATCH_NORM_BACKWARD = (aten.native_batch_norm_backward.default,)
 _INDUCTOR_CODE_WITHOUT_INDICES = (aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
 _tracing_axon_graph = contextvars.ContextVar("tracing_axon_graph", default=False)
 
@@ -118,12 +128,47 @@ def _laid_out_as_traced(operator, extern_call):
 
         if operator in _FAKE_LAYOUT_IS_CONTIGUOUS:
             args, kwargs = lowering.require_contiguous(V.graph.current_node, *args, **kwargs)
+        elif operator in _BATCH_NORM_FORWARD:
+            args = (_dense_as_itself_or_contiguous(args[0]), *args[1:])
+        elif operator in _BATCH_NORM_BACKWARD:
+            input_ = _dense_as_itself_or_contiguous(args[1])
+            args = (_laid_out_as(args[0], input_), input_, *args[2:])
         elif operator not in _FAKE_LAYOUT_AS_KERNEL:
             args, kwargs = lowering.constrain_to_fx_strides(V.graph.current_node, *args, **kwargs)
         return extern_call(*args, **kwargs)
 
     call._axon_extern = True
     return call
+
+
+def _channels_last_order(value):
+    """The channels-last stride order for `value`'s rank, or None where it has none."""
+    from torch._inductor import ir
+
+    return {4: ir.NHWC_STRIDE_ORDER, 5: ir.NHWDC_STRIDE_ORDER}.get(len(value.get_size()))
+
+
+def _is_dense_channels_last(value) -> bool:
+    from torch._inductor import ir
+
+    layout = value.maybe_get_layout() if ir.is_storage_and_layout(value) else None
+    return isinstance(layout, ir.FixedLayout) and ir.Layout.is_channels_last_contiguous(layout.size, layout.stride)
+
+
+def _dense_as_itself_or_contiguous(value):
+    """`value` as it is where it is dense channels-last, else contiguous."""
+    from torch._inductor import ir
+
+    return value if _is_dense_channels_last(value) else ir.ExternKernel.require_contiguous(value)
+
+
+def _laid_out_as(value, model):
+    """`value` channels-last where `model` (dense) is, else contiguous."""
+    from torch._inductor import ir
+
+    if _is_dense_channels_last(model):
+        return ir.ExternKernel.require_stride_order(value, _channels_last_order(model))
+    return ir.ExternKernel.require_contiguous(value)
 
 
 def _extern_call(operator):
