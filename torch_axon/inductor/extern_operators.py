@@ -64,6 +64,9 @@ _FAKE_LAYOUT_AS_KERNEL = (aten.max_pool2d_with_indices.default, aten.max_pool2d_
 # inputs, except the backward's, which follows the gradient: the gradient is laid out as the input.
 _BATCH_NORM_FORWARD = (aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit.no_stats)
 _BATCH_NORM_BACKWARD = (aten.native_batch_norm_backward.default,)
+# Its kernel is fast where the gradient has the input's layout (a contiguous gradient for a channels-last input of
+# 32×64×16×16 took 1.27 ms against 0.34): a channels-last input's gradient is made channels-last, on the small side.
+_POOLING_BACKWARD = (aten.max_pool2d_with_indices_backward.default,)
 _INDUCTOR_CODE_WITHOUT_INDICES = (aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
 _tracing_axon_graph = contextvars.ContextVar("tracing_axon_graph", default=False)
 
@@ -76,6 +79,11 @@ def tracing_axon_graph():
         yield
     finally:
         _tracing_axon_graph.reset(token)
+
+
+def takes_either_layout(operator) -> bool:
+    """Axon's kernel for `operator` in a graph takes channels-last or contiguous inputs as Inductor lays them out."""
+    return operator in _FAKE_LAYOUT_AS_KERNEL or operator in _BATCH_NORM_FORWARD or operator in _BATCH_NORM_BACKWARD
 
 
 def _on_axon(value) -> bool:
@@ -133,6 +141,8 @@ def _laid_out_as_traced(operator, extern_call):
         elif operator in _BATCH_NORM_BACKWARD:
             input_ = _dense_as_itself_or_contiguous(args[1])
             args = (_laid_out_as(args[0], input_), input_, *args[2:])
+        elif operator in _POOLING_BACKWARD and _is_dense_channels_last(args[1]):
+            args = (_laid_out_as(args[0], args[1]), *args[1:])
         elif operator not in _FAKE_LAYOUT_AS_KERNEL:
             args, kwargs = lowering.constrain_to_fx_strides(V.graph.current_node, *args, **kwargs)
         return extern_call(*args, **kwargs)

@@ -42,6 +42,7 @@ def register_inductor_backend() -> None:
 
     import torch_axon.compile  # noqa: F401  registers the Dynamo device interface for axon
 
+    from .channels_last_activations import install_channels_last_activations
     from .cpu_lowering_choices import install_cpu_lowering_choices
     from .device_op_overrides import AxonDeviceOpOverrides
     from .extern_operators import install_extern_operators
@@ -52,6 +53,7 @@ def register_inductor_backend() -> None:
     register_device_op_overrides("axon", AxonDeviceOpOverrides())
     install_extern_operators()
     install_cpu_lowering_choices()
+    install_channels_last_activations()
     # Process-wide, not per axon graph: a backward graph is compiled at the first backward call, outside any
     # context the compile call could set. CPU graphs compiled from here on carry the tag too.
     config = torch.compiler.config
