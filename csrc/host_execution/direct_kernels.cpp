@@ -421,7 +421,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 34> kDirectKernels = {{
+constexpr std::array<DirectKernel, 37> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -456,6 +456,9 @@ constexpr std::array<DirectKernel, 34> kDirectKernels = {{
     {"var_mean.correction", &register_kernel<&direct_var_mean>},
     {"std_mean.correction", &register_kernel<&direct_std_mean>},
     {"native_batch_norm", &register_kernel<&direct_native_batch_norm>},
+    {"_native_batch_norm_legit", &register_kernel<&direct_native_batch_norm_legit>},
+    {"_native_batch_norm_legit.no_stats", &register_kernel<&direct_native_batch_norm_legit_no_stats>},
+    {"native_batch_norm_backward", &register_kernel<&direct_native_batch_norm_backward>},
 }};
 
 }  // namespace

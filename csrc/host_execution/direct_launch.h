@@ -106,12 +106,14 @@ inline bool direct_operand(const at::Tensor& tensor) {
          direct_dtype(tensor.scalar_type()) && !tensor.is_conj() && !tensor.is_neg() && !tensor._is_zerotensor();
 }
 
-// A fresh contiguous axon tensor on the current device. The allocator checks
-// the device first (refusing a shut-down runtime or a forked child), so the
-// kernels that allocate need no check of their own before queuing.
-inline at::Tensor fresh(c10::IntArrayRef sizes, at::ScalarType dtype) {
+// A fresh axon tensor on the current device, contiguous unless `format`
+// says otherwise. The allocator checks the device first (refusing a
+// shut-down runtime or a forked child), so the kernels that allocate need no
+// check of their own before queuing.
+inline at::Tensor fresh(c10::IntArrayRef sizes, at::ScalarType dtype,
+                        c10::MemoryFormat format = c10::MemoryFormat::Contiguous) {
   return at::detail::empty_generic(sizes, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype,
-                                   c10::MemoryFormat::Contiguous);
+                                   format);
 }
 
 // A direct kernel's launch: the description of its operands' aliases, where
