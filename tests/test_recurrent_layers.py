@@ -160,12 +160,19 @@ def test_sizes_that_do_not_fit_raise_instead_of_writing_out_of_bounds(name, call
 def test_autocast_gives_the_lstm_its_dtype_as_on_the_cpu():
     torch.manual_seed(8)
     module, x = nn.LSTM(4, 6, 2), torch.randn(5, 3, 4)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        expected = module(x)[0]
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            expected = module(x)[0].dtype
+    except RuntimeError as error:
+        # oneDNN builds no bfloat16 LSTM on hosts without bfloat16 instructions (seen on an AVX2-only AMD EPYC);
+        # the CPU's autocast still gives the LSTM bfloat16 (it is on its lower-precision list).
+        if "primitive descriptor" not in str(error):
+            raise
+        expected = torch.bfloat16
     module = module.to("axon")
     with torch.autocast("axon", dtype=torch.bfloat16):
         got = module(x.to("axon"))[0]
-    assert got.dtype == expected.dtype == torch.bfloat16
+    assert got.dtype == expected == torch.bfloat16
 
 
 @pytest.mark.parametrize("kind", [nn.LSTM, nn.GRU])
