@@ -18,14 +18,7 @@ import operator
 import torch
 
 from .extern_operators import takes_either_layout
-
-
-def _on_axon(graph) -> bool:
-    for node in graph.nodes:
-        value = node.meta.get("val")
-        if isinstance(value, torch.Tensor) and value.device.type == "axon":
-            return True
-    return False
+from .routing import _axon_devices
 
 
 def _passes_channels_last_on(node) -> bool:
@@ -41,10 +34,9 @@ def _with_channels_last_past_the_last_convolution(find):
     @functools.wraps(find)
     def find_nodes(self):
         preferred = find(self)
-        graph = self.module.graph
-        if not preferred or not _on_axon(graph):
+        if not preferred or not _axon_devices(self.module, ()):
             return preferred
-        for node in graph.nodes:  # in order: a node's users come after it
+        for node in self.module.graph.nodes:  # in order: a node's users come after it
             if node in preferred:
                 preferred.update(user for user in node.users if _passes_channels_last_on(user))
         return preferred
