@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import torch
 
+import torch_axon
+
 
 def test_manual_seed_reproduces_every_random_op():
     def draw():
@@ -138,6 +140,33 @@ def _uniform_doubles(seed: int, first_block: int, numel: int) -> np.ndarray:
     bits[0::2] = (lanes[0] << np.uint64(32)) | lanes[1]
     bits[1::2] = (lanes[2] << np.uint64(32)) | lanes[3]
     return (bits[:numel] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+@pytest.mark.parametrize("path", ["compiled", "avx2", "avx512"])
+@pytest.mark.parametrize(
+    ("seed", "first_block", "count"),
+    [
+        (0, 0, 1),
+        (99, 3, 7),
+        (99, 3, 8),
+        (99, 3, 9),
+        (5, 1_000, 17),
+        (2**63 + 7, 2**32 - 5, 40),
+        (2**64 - 1, 2**33 - 3, 33),
+    ],
+)
+def test_each_philox_path_the_host_runs_makes_the_philox_blocks(path, seed, first_block, count):
+    # philox_blocks takes the widest path the host runs, so a host with AVX-512 never reaches the AVX2 path in the
+    # tests above; each path is checked here by itself: tails shorter than a vector, counters whose low word wraps
+    # inside a vector, keys with both halves set.
+    testing = torch_axon._C._testing
+    path = getattr(testing.PhiloxPath, path)
+    if not testing.host_runs_philox_path(path):
+        pytest.skip(f"this host does not run the {path.name} path")
+    got = testing.philox_blocks(path, seed, first_block, count)
+    expected = _philox_lanes(seed, np.arange(first_block, first_block + count, dtype=np.uint64))
+    for lane in range(4):
+        assert got[lane] == expected[lane].tolist(), lane
 
 
 @pytest.mark.parametrize("numel", [1, 31, 40_001, 40_002])

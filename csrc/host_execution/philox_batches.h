@@ -12,6 +12,15 @@ namespace axon {
 // that engine, several blocks per vector instruction.
 void philox_blocks(uint64_t seed, uint64_t first_block, int64_t count, uint32_t* const lanes[4]);
 
+// How philox_blocks makes its blocks: one block per 32-bit lane of an
+// AVX-512 or AVX2 vector, or the compiler's code for one block at a time.
+// It takes the widest the host runs; tests check every path the host runs
+// against the same reference, whichever the host would take.
+enum class PhiloxPath { kCompiled, kAvx2, kAvx512 };
+bool host_runs_philox_path(PhiloxPath path);
+// philox_blocks by `path`, which the host must run.
+void philox_blocks_by(PhiloxPath path, uint64_t seed, uint64_t first_block, int64_t count, uint32_t* const lanes[4]);
+
 // For k in [0, count): lanes 0 and 1 of block (first_block + k), as above,
 // make through Box-Muller in float the pair cos_part[k], sin_part[k]:
 //   u1 = (lane0 + 1) / 2^32, u2 = lane1 / 2^32 (each rounded to float),

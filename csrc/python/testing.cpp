@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "axon/runtime.h"
 #include "core/check.h"
@@ -32,6 +33,7 @@
 #include "host_execution/inline_kernels.h"
 #include "host_execution/matrix_products.h"
 #include "host_execution/openmp_helper_parking.h"
+#include "host_execution/philox_batches.h"
 #include "host_execution/program_thread_teams.h"
 #include "host_execution/results_in_place.h"
 #include "host_execution/small_matrix_products.h"
@@ -190,6 +192,22 @@ void init_testing(py::module_& m) {
         return element_loop_candidates_proven(op, is_double ? at::kDouble : at::kFloat);
       },
       py::arg("op"), py::arg("is_double"), "per candidate loop of `op`, whether its proof passes now");
+  py::enum_<PhiloxPath>(testing, "PhiloxPath")
+      .value("compiled", PhiloxPath::kCompiled)
+      .value("avx2", PhiloxPath::kAvx2)
+      .value("avx512", PhiloxPath::kAvx512);
+  testing.def("host_runs_philox_path", &host_runs_philox_path, py::arg("path"));
+  testing.def(
+      "philox_blocks",
+      [](PhiloxPath path, uint64_t seed, uint64_t first_block, int64_t count) {
+        std::vector<std::vector<uint32_t>> lanes(4, std::vector<uint32_t>(static_cast<size_t>(count)));
+        uint32_t* const pointers[4] = {lanes[0].data(), lanes[1].data(), lanes[2].data(), lanes[3].data()};
+        philox_blocks_by(path, seed, first_block, count, pointers);
+        return lanes;
+      },
+      py::arg("path"), py::arg("seed"), py::arg("first_block"), py::arg("count"),
+      "the four lanes of Philox blocks first_block .. first_block + count - 1, made by `path` "
+      "(host_execution/philox_batches.h)");
   testing.def("device_activity_recording", &device_activity_recording,
               "whether a profiler session is recording the device's activity now");
   testing.def(
