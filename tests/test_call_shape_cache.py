@@ -287,3 +287,48 @@ def test_layer_norm_at_a_new_size_raises_the_cpus_error_at_the_call():
                                              None, 1e-5)
         messages.append(str(raised.value))
     assert messages[0] == messages[1]
+
+
+_POOLING_OVER_ONE_ELEMENT_PLANES = """
+import itertools
+
+import torch
+import torch_axon
+
+# Planes of one element: a stand-in index of 1 points past each plane, and past the last one, the end of the
+# stand-in buffer. Each window (and each layout) is a call the generic kernel has not seen: one CPU run on stand-ins.
+windows = [(1, 1, 0), (1, 2, 0), (2, 1, 1), (2, 2, 1), (3, 1, 1), (3, 2, 1), (3, 3, 1), (2, 3, 1)]
+layouts = (torch.channels_last, torch.contiguous_format)
+for memory_format, (kernel, stride, padding) in itertools.product(layouts, windows):
+    x = torch.randn(3, 64, 1, 1).contiguous(memory_format=memory_format)
+    axon_x = x.to("axon")
+    window = ([kernel] * 2, [stride] * 2, [padding] * 2)
+    output, indices = torch.ops.aten.max_pool2d_with_indices(axon_x, *window)
+    gradient = torch.ops.aten.max_pool2d_with_indices_backward(
+        torch.ones_like(output), axon_x, *window, [1, 1], False, indices)
+    expected = torch.ops.aten.max_pool2d_with_indices_backward(
+        torch.ones_like(output.cpu()), x, *window, [1, 1], False, indices.cpu())
+    assert torch.equal(gradient.cpu(), expected), (memory_format, window)
+print("done")
+"""
+
+
+def test_stand_in_indices_stay_in_range_of_one_element_planes():
+    # The CPU's max pooling backward trusts its indices; the stand-ins of a call's first run at new sizes gave it
+    # indices of 1 into planes of one element, and it wrote past the stand-in buffer (glibc then aborted with
+    # "free(): invalid next size"). Index arguments' stand-ins are zeros now. A fresh process, with glibc's heap
+    # checks on, so that an overrun aborts it (the check compares a byte past each block, which an overrun that adds
+    # to a float can leave unchanged: the script makes sixteen such calls).
+    import os
+    import subprocess
+    import sys
+
+    environment = dict(os.environ, MALLOC_CHECK_="3", TORCH_DEVICE_BACKEND_AUTOLOAD="1")
+    # glibc 2.34 and later check MALLOC_CHECK_ only with its debugging malloc loaded: it marks the end of each block
+    # and free() aborts on a block whose mark was overwritten.
+    debugging_malloc = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+    if os.path.exists(debugging_malloc):
+        environment["LD_PRELOAD"] = debugging_malloc
+    run = subprocess.run([sys.executable, "-c", _POOLING_OVER_ONE_ELEMENT_PLANES], env=environment,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr[-2000:]

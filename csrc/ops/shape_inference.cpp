@@ -23,6 +23,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -264,15 +265,34 @@ at::Tensor meta_with_strides_of(const at::Tensor& result) {
 // (in-place on an expanded tensor, out= overlapping an input, ...). Only the
 // span the tensors reach is allocated, not the whole storage.
 enum class Fill {
-  kPattern,  // small varied values: 0.5, 0.75, ... 1.5 (floating), 0, 1, 0, ... (integral)
+  // Small varied values: 0.5, 0.75, ... 1.5 (floating), 0, 1, 0, ...
+  // (integral), but zeros in integral arguments that index (below).
+  kPattern,
   kZeros,
   kOnes,
 };
 
+// Whether an argument, by its schema name, holds indices into another
+// tensor (`indices`, `index`, `max_indices`, ...). Its integral stand-in is
+// zeros even when the others get the varied pattern. Why: a pattern index of
+// 1 is out of range where the indexed dimension has one element, and some
+// CPU kernels trust their indices: max_pool2d_with_indices_backward over 1x1
+// planes added the last plane's gradient one element past the stand-in
+// buffer and corrupted the host's heap. Kernels that check their indices
+// raise on the pattern and then get zeros anyway (the fills below are tried
+// in turn); an index of 0 is in range of every nonempty dimension.
+bool names_indices(const std::string& argument_name) {
+  return argument_name.find("indices") != std::string::npos || argument_name.find("index") != std::string::npos;
+}
+
 class StandIns {
  public:
-  StandIns(c10::ArrayRef<c10::IValue> args, Fill fill) : fill_(fill) {
-    for (const auto& arg : args) for_each_tensor(arg, [&](const at::Tensor& tensor) { measure(tensor); });
+  StandIns(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, Fill fill) : fill_(fill) {
+    const auto& arguments = schema.arguments();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const bool indices = i < arguments.size() && names_indices(arguments[i].name());
+      for_each_tensor(args[i], [&](const at::Tensor& tensor) { measure(tensor, indices); });
+    }
   }
 
   at::Tensor operator()(const at::Tensor& tensor) {
@@ -290,7 +310,12 @@ class StandIns {
       const int64_t itemsize = static_cast<int64_t>(tensor.element_size());
       if (!span.memory.defined()) {
         // Typed as the first tensor that reaches it, and filled once.
-        span.memory = filled({(span.end - span.begin + itemsize - 1) / itemsize}, options);
+        const Fill fill = span.holds_indices && fill_ == Fill::kPattern &&
+                                  !at::isFloatingType(options.dtype().toScalarType()) &&
+                                  !at::isComplexType(options.dtype().toScalarType())
+                              ? Fill::kZeros
+                              : fill_;
+        span.memory = filled({(span.end - span.begin + itemsize - 1) / itemsize}, options, fill);
       }
       stand_in.set_(span.memory.storage(), (tensor.storage_offset() * itemsize - span.begin) / itemsize, tensor.sizes(),
                     tensor.strides());
@@ -312,12 +337,14 @@ class StandIns {
   struct Span {
     int64_t begin = std::numeric_limits<int64_t>::max();  // bytes into the axon storage
     int64_t end = 0;
-    at::Tensor memory;  // the CPU elements standing in for [begin, end)
+    bool holds_indices = false;  // an index argument reaches it (names_indices)
+    at::Tensor memory;           // the CPU elements standing in for [begin, end)
   };
 
-  void measure(const at::Tensor& tensor) {
+  void measure(const at::Tensor& tensor, bool indices) {
     if (!tensor.defined() || !tensor.is_privateuseone() || tensor.numel() == 0) return;
     Span& span = spans_[tensor.storage().unsafeGetStorageImpl()];
+    span.holds_indices = span.holds_indices || indices;
     const int64_t itemsize = static_cast<int64_t>(tensor.element_size());
     int64_t last = 0;
     for (int64_t d = 0; d < tensor.dim(); ++d) last += (tensor.size(d) - 1) * tensor.stride(d);
@@ -325,9 +352,9 @@ class StandIns {
     span.end = std::max(span.end, (tensor.storage_offset() + last + 1) * itemsize);
   }
 
-  at::Tensor filled(int64_t elements, const at::TensorOptions& options) const {
-    if (fill_ == Fill::kZeros) return at::zeros({elements}, options);
-    if (fill_ == Fill::kOnes) return at::ones({elements}, options);
+  static at::Tensor filled(int64_t elements, const at::TensorOptions& options, Fill fill) {
+    if (fill == Fill::kZeros) return at::zeros({elements}, options);
+    if (fill == Fill::kOnes) return at::ones({elements}, options);
     // The common dtypes in one pass: the operator chain below makes six over
     // the elements, some in double, which took 3.6 ms of an embedding's first
     // call over a 1000x128 table (docs/benchmarks.md, stop 58).
@@ -557,7 +584,7 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   varied = false;  // accepted on varied values (not only zeros or ones)
   bool flags_changed = false;
   for (const Fill fill : {Fill::kPattern, Fill::kZeros, Fill::kOnes}) {
-    StandIns memory(args, fill);
+    StandIns memory(op.schema(), args, fill);
     stand_ins = stand_in_arguments(plan, args, memory);
     functional = stand_ins;
     stand_in_bytes = std::max(stand_in_bytes, memory.bytes());
