@@ -3,6 +3,7 @@ out their results as eager does, and Inductor keeps axon convolutions channels-l
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -10,6 +11,7 @@ import torch
 from torch import nn
 from torch._inductor.utils import run_and_get_code
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 aten = torch.ops.aten
 LAST = torch.channels_last
@@ -84,13 +86,20 @@ def _strides(results):
     return [None if r is None else tuple(r.stride()) for r in results]
 
 
-def _fake_strides(function, case):
+def _fake_strides(function, case, symbolic=False):
     tensors = _tensors(case, "axon")
-    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+    # symbolic: every size and stride a symbol (with the real value as its hint), as in a graph Dynamo recompiled
+    # with dynamic shapes; the strides are read back through the hints.
+    mode = FakeTensorMode(allow_non_fake_inputs=True, shape_env=ShapeEnv() if symbolic else None,
+                          static_shapes=not symbolic)
+    with mode:
         fakes = [None if t is None else mode.from_tensor(t) for t in tensors]
+        if symbolic:
+            assert not all(isinstance(size, int) for size in fakes[0].shape)
         results = function(*fakes, case)
     assert all(r is None or r.device.type == "axon" for r in (results if isinstance(results, tuple) else (results,)))
-    return _strides(results)
+    results = results if isinstance(results, tuple) else (results,)
+    return [None if r is None else tuple(int(stride) for stride in r.stride()) for r in results]
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -107,6 +116,15 @@ def test_fake_axon_convolution_backward_predicts_axon_strides(name):
     case = CASES[name]
     axon = _strides(_backward(*_tensors(case, "axon"), case))
     assert _fake_strides(_backward, case) == axon
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fake_axon_convolution_with_symbolic_sizes_predicts_axon_strides(name):
+    # Dynamo recompiles a function with symbolic sizes once it sees a second batch size; the fake kernel then took
+    # PyTorch's rule for out-of-tree devices (contiguous) while axon's kernel gave channels-last results.
+    case = CASES[name]
+    assert _fake_strides(_forward, case, symbolic=True) == _strides(_forward(*_tensors(case, "axon"), case))
+    assert _fake_strides(_backward, case, symbolic=True) == _strides(_backward(*_tensors(case, "axon"), case))
 
 
 def test_cpu_fake_convolutions_keep_pytorchs_rule():
@@ -171,3 +189,36 @@ def test_inductor_runs_axon_convolutions_channels_last_as_on_the_cpu(training):
         with torch.no_grad():
             expected = eager_model(x)
     torch.testing.assert_close(result.cpu(), expected.cpu(), rtol=1e-3, atol=1e-3)
+
+
+def _small_convolution_networks():
+    torch.manual_seed(0)
+    return {
+        "conv, batch norm, ReLU, pooling": (
+            nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2)), (3, 8, 8)),
+        "1x1 convolution": (nn.Sequential(nn.Conv2d(3, 8, 1), nn.ReLU()), (3, 4, 4)),
+        "transposed convolution": (nn.Sequential(nn.ConvTranspose2d(3, 4, 3, stride=2), nn.ReLU()), (3, 5, 5)),
+        "depthwise convolution": (nn.Sequential(nn.Conv2d(8, 8, 3, padding=1, groups=8), nn.ReLU()), (8, 6, 6)),
+    }
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("name", list(_small_convolution_networks()))
+def test_compiled_convolutions_train_at_changing_batch_sizes(name, channels_last):
+    # A default compile of a CNN failed at its second batch size (the last, smaller batch of an epoch):
+    # assert_size_stride found a channels-last convolution result where the dynamic-shape graph expected contiguous.
+    model, image = _small_convolution_networks()[name]
+    axon_model = copy.deepcopy(model).to("axon")
+    if channels_last:
+        model, axon_model = model.to(memory_format=LAST), axon_model.to(memory_format=LAST)
+    compiled = torch.compile(axon_model)
+    for batch in (6, 5, 1, 16):
+        x = torch.randn(batch, *image)
+        if channels_last:
+            x = x.contiguous(memory_format=LAST)
+        x_cpu, x_axon = x.clone().requires_grad_(), x.to("axon").requires_grad_()
+        expected, got = model(x_cpu), compiled(x_axon)
+        expected.square().sum().backward()
+        got.square().sum().backward()
+        torch.testing.assert_close(got.cpu(), expected, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(x_axon.grad.cpu(), x_cpu.grad, rtol=1e-3, atol=1e-3)

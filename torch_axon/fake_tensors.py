@@ -8,6 +8,12 @@ axon convolution asks axon instead (``torch_axon._C._convolution_result_format``
 uses). Without it, a compiled channels-last model returned contiguous results where eager returned channels-last
 ones, and Inductor, which lays out a convolution's inputs in the order of its predicted result, could not keep
 axon graphs channels-last.
+
+Graphs with symbolic sizes (Dynamo recompiles a function with dynamic shapes once it has seen a second batch size)
+get the same rule, evaluated on CPU fake tensors with the same symbolic sizes and strides: the sizes it compares
+become guards of the graph, as PyTorch's own fake kernel does for CPU tensors. Without it a compiled CNN failed at
+its second batch size (``assert_size_stride``: Inductor had made the convolutions' inputs channels-last, axon's
+kernel returned channels-last, the fake kernel had said contiguous).
 """
 
 from __future__ import annotations
@@ -40,6 +46,32 @@ def _shaped_like(meta: torch.Tensor | None, memory_format: torch.memory_format) 
     return torch.empty_strided(meta.shape, meta.stride(), dtype=meta.dtype, device="meta")
 
 
+def _all_hinted(*tensors) -> bool:
+    from torch.fx.experimental.symbolic_shapes import has_guarding_hint
+
+    return all(has_guarding_hint(size) for tensor in tensors for size in (*tensor.shape, *tensor.stride()))
+
+
+def _symbolic_result_format(fake_mode, func, named) -> torch.memory_format:
+    """convolution_result_format (host_execution/convolution.cpp) for fake axon tensors with symbolic sizes: the
+    CPU's backend choice and that backend's layout, asked of CPU fake tensors shaped and strided as the axon ones, so
+    that the size comparisons they make are recorded as the graph's guards."""
+    input_, weight = named["input"], named["weight"]
+
+    def on_cpu(tensor):
+        return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device="cpu")
+
+    with fake_mode:
+        cpu_input, cpu_weight = on_cpu(input_), on_cpu(weight)
+        bias = named.get("bias") if func in _FORWARD else None
+        backend = torch._C._select_conv_backend(
+            cpu_input, cpu_weight, None if bias is None else on_cpu(bias), list(named["stride"]),
+            list(named["padding"]), list(named["dilation"]), bool(named["transposed"]),
+            list(named["output_padding"]), named["groups"],
+            None if func in _FORWARD or named.get("bias_sizes") is None else list(named["bias_sizes"]))
+        return torch._C._conv_determine_backend_memory_format(cpu_input, cpu_weight, backend)
+
+
 def _axon_convolution(original, fake_mode, func, *args, **kwargs):
     result = original(fake_mode, func, *args, **kwargs)  # PyTorch's checks and, off axon, its answer
     normalized = normalize_function(func, args=args, kwargs=kwargs, normalize_to_only_use_kwargs=True)
@@ -48,12 +80,17 @@ def _axon_convolution(original, fake_mode, func, *args, **kwargs):
     named = normalized.kwargs
     input_, weight = named["input"], named["weight"]
     device = input_.fake_device
-    if device.type != "axon" or not _all_static(input_, weight):
+    if device.type != "axon":
         return result
-    bias = named.get("bias") if func in _FORWARD else None
-    memory_format = _C._convolution_result_format(
-        input_, weight, bias, list(named["stride"]), list(named["padding"]), list(named["dilation"]),
-        bool(named["transposed"]), list(named["output_padding"]), int(named["groups"]))
+    if _all_static(input_, weight):
+        bias = named.get("bias") if func in _FORWARD else None
+        memory_format = _C._convolution_result_format(
+            input_, weight, bias, list(named["stride"]), list(named["padding"]), list(named["dilation"]),
+            bool(named["transposed"]), list(named["output_padding"]), int(named["groups"]))
+    elif _all_hinted(input_, weight):
+        memory_format = _symbolic_result_format(fake_mode, func, named)
+    else:
+        return result  # sizes without hints (data-dependent): PyTorch's meta strides, as for CPU tensors
     with in_kernel_invocation_manager(fake_mode):
         metas = func(**named)  # the meta kernel's strides, which axon keeps for contiguous results
         if func in _FORWARD:
