@@ -1,12 +1,11 @@
 #include "host_execution/batch_norm_gradients.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/Version.h>
 
 #include <cmath>
-#include <string>
 #include <vector>
 
+#include "host_execution/cpu_kernel_vectors.h"
 #include "host_execution/per_instruction_set.h"
 
 namespace axon {
@@ -92,17 +91,10 @@ void input_gradient_rows(const float* grad_output, const float* input, const flo
   }
 }
 
-// The float lanes of the CPU's vectors: its kernels are built for AVX-512, AVX2 and a baseline without fused
-// multiply-adds (0 here: nothing fused).
-int vector_lanes() {
-  const std::string capability = at::get_cpu_capability();
-  return capability == "DEFAULT" ? 0 : capability.rfind("AVX512", 0) == 0 ? 16 : 8;
-}
-
 }  // namespace
 
 void batch_norm_backward_channels_last(const BatchNormGradientOperands& operands, int64_t rows, int64_t channels) {
-  static const int lanes = vector_lanes();
+  const int lanes = cpu_kernel_float_lanes();
   const bool fused = lanes > 0;
   const int threads = at::get_num_threads();
   std::vector<float> partial_sums(static_cast<size_t>(threads) * channels, 0.0f);

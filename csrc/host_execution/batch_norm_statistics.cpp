@@ -1,11 +1,11 @@
 #include "host_execution/batch_norm_statistics.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/Version.h>
 
 #include <cmath>
 #include <vector>
 
+#include "host_execution/cpu_kernel_vectors.h"
 #include "host_execution/per_instruction_set.h"
 
 namespace axon {
@@ -173,7 +173,7 @@ void channel_totals(int64_t rows, int64_t channels, int threads, std::vector<flo
 
 void batch_norm_training_channels_last(const BatchNormOperands& operands, const ChannelShape& shape, double momentum,
                                        double eps) {
-  static const bool fused = at::get_cpu_capability() != "DEFAULT";
+  const bool fused = cpu_kernels_fuse_multiply_adds();
   const int64_t channels = shape.channels, rows = shape.batch * shape.positions;
   const int threads = at::get_num_threads();
   std::vector<float> means(channels), deviations(channels);
@@ -214,7 +214,7 @@ void batch_norm_training_channels_last(const BatchNormOperands& operands, const 
 
 void batch_norm_training(const BatchNormOperands& operands, const ChannelShape& shape, double momentum, double eps) {
   // The CPU's vectorized kernels (AVX2 and up) fuse the output's multiply-adds; its baseline one does not.
-  static const bool fused = at::get_cpu_capability() != "DEFAULT";
+  const bool fused = cpu_kernels_fuse_multiply_adds();
   const int64_t count = shape.batch * shape.positions;
   // Per channel, as the CPU's contiguous kernels compute it.
   at::parallel_for(0, shape.channels, 1, [&](int64_t begin, int64_t end) {
