@@ -61,13 +61,21 @@ _FAKE_LAYOUT_AS_KERNEL = (aten.max_pool2d_with_indices.default, aten.max_pool2d_
                           aten.upsample_nearest2d.default, aten.upsample_nearest2d_backward.default,
                           aten._upsample_nearest_exact2d.default, aten._upsample_nearest_exact2d_backward.default)
 # Their kernels lay results out as the input, dense channels-last or contiguous; so do their fake kernels for such
-# inputs, except the backward's, which follows the gradient: the gradient is laid out as the input.
-_BATCH_NORM_FORWARD = (aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit.no_stats)
-_BATCH_NORM_BACKWARD = (aten.native_batch_norm_backward.default,)
+# inputs, except the backwards', which follow the gradient: the gradient is laid out as the input. (Group norm's
+# backward in a channels-last graph got a contiguous gradient and a channels-last input: the fake kernel said
+# contiguous, the kernel gave channels-last, and Inductor's assertion failed.)
+_NORMALIZATION_FORWARD = (aten._native_batch_norm_legit_functional.default, aten._native_batch_norm_legit.no_stats,
+                          aten.native_group_norm.default)
+_NORMALIZATION_BACKWARD = (aten.native_batch_norm_backward.default, aten.native_group_norm_backward.default)
 # Its kernel is fast where the gradient has the input's layout (a contiguous gradient for a channels-last input of
 # 32×64×16×16 took 1.27 ms against 0.34): a channels-last input's gradient is made channels-last, on the small side.
 _POOLING_BACKWARD = (aten.max_pool2d_with_indices_backward.default,)
 _INDUCTOR_CODE_WITHOUT_INDICES = (aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default)
+# In graphs traced with symbolic sizes batch norm keeps Inductor's decomposition, as on CPU tensors: with axon's
+# kernel, a view saved for its backward (instance norm's [1, batch x channels, height, width]) reached Inductor's
+# stride reasoning for graph outputs, which fails on such sizes (a TypeError comparing strides, or ValueRangeError).
+_DECOMPOSED_AT_SYMBOLIC_SIZES = (aten._native_batch_norm_legit_functional.default,
+                                 aten._native_batch_norm_legit.no_stats, aten.native_batch_norm_backward.default)
 _tracing_axon_graph = contextvars.ContextVar("tracing_axon_graph", default=False)
 
 
@@ -83,7 +91,7 @@ def tracing_axon_graph():
 
 def takes_either_layout(operator) -> bool:
     """Axon's kernel for `operator` in a graph takes channels-last or contiguous inputs as Inductor lays them out."""
-    return operator in _FAKE_LAYOUT_AS_KERNEL or operator in _BATCH_NORM_FORWARD or operator in _BATCH_NORM_BACKWARD
+    return operator in (*_FAKE_LAYOUT_AS_KERNEL, *_NORMALIZATION_FORWARD, *_NORMALIZATION_BACKWARD)
 
 
 def _on_axon(value) -> bool:
@@ -95,24 +103,32 @@ def _on_axon(value) -> bool:
     return device is not None and device.type == "axon"
 
 
-def _indices_unused() -> bool:
+def _indices_unused(first) -> bool:
     """Nothing uses the indices (second result) of the max pooling being lowered: no backward saves them."""
     from torch._inductor.virtualized import V
 
     return all(user.args[1] != 1 for user in V.graph.current_node.users)
 
 
-def _never() -> bool:
+def _symbolic_sizes(first) -> bool:
+    """`first` (a traced tensor or an IR node) has symbolic sizes: the graph was traced with dynamic shapes."""
+    from torch.fx.experimental.symbolic_shapes import free_symbols
+
+    sizes = first.shape if isinstance(first, torch.Tensor) else first.get_size()
+    return any(bool(free_symbols(size)) for size in sizes if not isinstance(size, int))
+
+
+def _never(first) -> bool:
     return False
 
 
 def _on_axon_instead(original, on_axon, *, unless=_never):
     """`original` (a decomposition or a lowering), with calls whose first argument is on axon going to `on_axon`
-    unless `unless()`."""
+    unless `unless(first argument)`."""
 
     @functools.wraps(original)
     def call(first, *args, **kwargs):
-        if _on_axon(first) and not unless():
+        if _on_axon(first) and not unless(first):
             return on_axon(first, *args, **kwargs)
         return original(first, *args, **kwargs)
 
@@ -136,9 +152,9 @@ def _laid_out_as_traced(operator, extern_call):
 
         if operator in _FAKE_LAYOUT_IS_CONTIGUOUS:
             args, kwargs = lowering.require_contiguous(V.graph.current_node, *args, **kwargs)
-        elif operator in _BATCH_NORM_FORWARD:
+        elif operator in _NORMALIZATION_FORWARD:
             args = (_dense_as_itself_or_contiguous(args[0]), *args[1:])
-        elif operator in _BATCH_NORM_BACKWARD:
+        elif operator in _NORMALIZATION_BACKWARD:
             input_ = _dense_as_itself_or_contiguous(args[1])
             args = (_laid_out_as(args[0], input_), input_, *args[2:])
         elif operator in _POOLING_BACKWARD and _is_dense_channels_last(args[1]):
@@ -208,7 +224,8 @@ def install_extern_operators() -> None:
     for operator in _OPERATORS:
         current = decomposition.decompositions.get(operator)
         if current is not None and not getattr(current, "_axon_extern", False):
-            decomposition.decompositions[operator] = _on_axon_instead(current, _decline)
+            decomposition.decompositions[operator] = _on_axon_instead(
+                current, _decline, unless=_symbolic_sizes if operator in _DECOMPOSED_AT_SYMBOLIC_SIZES else _never)
         current = lowering.lowerings.get(operator)
         extern_call = _extern_call(operator)
         if current is None:  # only ever decomposed: only axon's calls get here, and any call is an extern one
