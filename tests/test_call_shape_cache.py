@@ -9,8 +9,11 @@ layout class (operator, dtypes, ranks, non-tensor values, dimensions of size 0,
 the meta kernel's layouts runs its meta kernel alone.
 """
 
+import os
+
 import pytest
 import torch
+from conftest import run_python
 
 import torch_axon
 
@@ -319,16 +322,11 @@ def test_stand_in_indices_stay_in_range_of_one_element_planes():
     # "free(): invalid next size"). Index arguments' stand-ins are zeros now. A fresh process, with glibc's heap
     # checks on, so that an overrun aborts it (the check compares a byte past each block, which an overrun that adds
     # to a float can leave unchanged: the script makes sixteen such calls).
-    import os
-    import subprocess
-    import sys
-
-    environment = dict(os.environ, MALLOC_CHECK_="3", TORCH_DEVICE_BACKEND_AUTOLOAD="1")
+    environment = {"MALLOC_CHECK_": "3", "TORCH_DEVICE_BACKEND_AUTOLOAD": "1"}
     # glibc 2.34 and later check MALLOC_CHECK_ only with its debugging malloc loaded: it marks the end of each block
     # and free() aborts on a block whose mark was overwritten.
     debugging_malloc = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
     if os.path.exists(debugging_malloc):
         environment["LD_PRELOAD"] = debugging_malloc
-    run = subprocess.run([sys.executable, "-c", _POOLING_OVER_ONE_ELEMENT_PLANES], env=environment,
-                         capture_output=True, text=True, timeout=300)
+    run = run_python(_POOLING_OVER_ONE_ELEMENT_PLANES, env=environment, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr[-2000:]
