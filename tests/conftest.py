@@ -54,6 +54,14 @@ def closed_gate(stream: torch.Stream | None = None):
 
 
 @pytest.fixture
+def fresh_dynamo():
+    """Dynamo's caches empty before and after the test: compiled code of one test never serves another's."""
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
 def fresh_compile_state(tmp_path, monkeypatch):
     """A compile cache of the test's own, a fresh Dynamo and compile report, and compile warnings silenced."""
     import warnings

@@ -16,11 +16,7 @@ from torch import nn
 LAST = torch.channels_last
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 class _DownUp(nn.Module):

@@ -17,11 +17,7 @@ LAST = torch.channels_last
 LAST_3D = torch.channels_last_3d
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def _case(input_size, weight_size, *, input_format=None, weight_format=None, transposed=False, groups=1,

@@ -24,12 +24,7 @@ from torch_axon.inductor.scheduling import slot_entry_source
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from tiny_gpt import TinyGPT
 
-
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def _pointwise(x, y):

@@ -18,11 +18,7 @@ INDUCTOR_FOLDER = pathlib.Path(scheduling.__file__).parent
 CHECK_SOURCE = pathlib.Path(__file__).with_name("philox_lanes_check.cpp")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def _draws(x):

@@ -190,21 +190,31 @@ bool host_has_avx2() {
 }
 #endif
 
-// Philox blocks by the widest vector path the host has; false (and nothing
-// written) where it has none.
-inline bool philox_blocks_in_vectors(uint32_t key0, uint32_t key1, uint64_t first_block, int64_t count,
-                                     uint32_t* const lanes[4]) {
+// The widest path the host runs.
+inline PhiloxPath widest_philox_path() {
 #if defined(AXON_PHILOX_VECTORS)
-  if (host_has_avx512f()) {
-    philox_blocks_avx512(key0, key1, first_block, count, lanes);
-    return true;
-  }
-  if (host_has_avx2()) {
-    philox_blocks_avx2(key0, key1, first_block, count, lanes);
-    return true;
-  }
+  if (host_has_avx512f()) return PhiloxPath::kAvx512;
+  if (host_has_avx2()) return PhiloxPath::kAvx2;
 #endif
-  return false;
+  return PhiloxPath::kCompiled;
+}
+
+// Philox blocks by `path` where it is a vector path; false (and nothing
+// written) for the compiled one.
+inline bool philox_blocks_in_vectors(PhiloxPath path, uint32_t key0, uint32_t key1, uint64_t first_block, int64_t count,
+                                     uint32_t* const lanes[4]) {
+  switch (path) {
+#if defined(AXON_PHILOX_VECTORS)
+    case PhiloxPath::kAvx2:
+      philox_blocks_avx2(key0, key1, first_block, count, lanes);
+      return true;
+    case PhiloxPath::kAvx512:
+      philox_blocks_avx512(key0, key1, first_block, count, lanes);
+      return true;
+#endif
+    default:
+      return false;
+  }
 }
 
 // The blocks one at a time (the compiler vectorizes philox_batch as it can),
@@ -223,7 +233,7 @@ inline void philox_blocks_compiled(uint32_t key0, uint32_t key1, uint64_t first_
 // path where the host has one.
 inline void philox_batch_lanes(uint32_t key0, uint32_t key1, uint64_t first_block, uint32_t (&lanes)[4][kBatch]) {
   uint32_t* const pointers[4] = {lanes[0], lanes[1], lanes[2], lanes[3]};
-  if (!philox_blocks_in_vectors(key0, key1, first_block, kBatch, pointers))
+  if (!philox_blocks_in_vectors(widest_philox_path(), key0, key1, first_block, kBatch, pointers))
     philox_batch(key0, key1, first_block, lanes);
 }
 
@@ -307,7 +317,7 @@ AXON_PER_INSTRUCTION_SET
 void philox_blocks(uint64_t seed, uint64_t first_block, int64_t count, uint32_t* const lanes[4]) {
   const auto key0 = static_cast<uint32_t>(seed);
   const auto key1 = static_cast<uint32_t>(seed >> 32);
-  if (!philox_blocks_in_vectors(key0, key1, first_block, count, lanes)) {
+  if (!philox_blocks_in_vectors(widest_philox_path(), key0, key1, first_block, count, lanes)) {
     philox_blocks_compiled(key0, key1, first_block, count, lanes);
   }
 }
@@ -344,17 +354,8 @@ void philox_blocks_by(PhiloxPath path, uint64_t seed, uint64_t first_block, int6
   TORCH_CHECK(host_runs_philox_path(path), "this host does not run Philox path ", static_cast<int>(path));
   const auto key0 = static_cast<uint32_t>(seed);
   const auto key1 = static_cast<uint32_t>(seed >> 32);
-  switch (path) {
-#if defined(AXON_PHILOX_VECTORS)
-    case PhiloxPath::kAvx2:
-      philox_blocks_avx2(key0, key1, first_block, count, lanes);
-      return;
-    case PhiloxPath::kAvx512:
-      philox_blocks_avx512(key0, key1, first_block, count, lanes);
-      return;
-#endif
-    default:
-      philox_blocks_compiled(key0, key1, first_block, count, lanes);
+  if (!philox_blocks_in_vectors(path, key0, key1, first_block, count, lanes)) {
+    philox_blocks_compiled(key0, key1, first_block, count, lanes);
   }
 }
 
