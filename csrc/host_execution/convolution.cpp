@@ -165,6 +165,48 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   return output;
 }
 
+namespace {
+
+// Whether the kernel is 1 wide in every spatial axis and some stride is
+// above 1, without padding: each output position reads one input position,
+// the one at the output's index times the stride.
+bool strided_pointwise(const at::Tensor& weight, c10::IntArrayRef stride, c10::IntArrayRef padding) {
+  const int64_t axes = weight.dim() - 2;
+  bool strided = false;
+  for (int64_t axis = 0; axis < axes; ++axis) {
+    if (weight.size(axis + 2) != 1) return false;
+    const int64_t step = stride.size() == 1 ? stride[0] : stride[axis];
+    const int64_t pad = padding.size() == 1 ? padding[0] : padding[axis];
+    if (pad != 0) return false;
+    strided = strided || step > 1;
+  }
+  return strided;
+}
+
+// The weight's gradient of such a convolution, from the input positions it
+// reads (every stride-th, a copy in `format`) with stride 1. Why: the CPU's
+// kernel (oneDNN's 1x1 backward-weights with a stride, channels-last, 2 to 5
+// input channels, PyTorch 2.13 on an AVX2 host) returned wrong gradients and
+// wrote past a buffer of its own (docs/benchmarks.md, stop 63); with stride 1
+// it is right. The sums are the same products in another order.
+at::Tensor pointwise_weight_gradient_from_samples(const at::Tensor& grad_output, const at::Tensor& input,
+                                                  const at::Tensor& weight, c10::IntArrayRef stride,
+                                                  c10::IntArrayRef dilation, int64_t groups, c10::MemoryFormat format) {
+  const int64_t axes = weight.dim() - 2;
+  at::Tensor samples = input;
+  for (int64_t axis = 0; axis < axes; ++axis) {
+    const int64_t step = stride.size() == 1 ? stride[0] : stride[axis];
+    samples = samples.slice(axis + 2, 0, grad_output.size(axis + 2) * step, step);
+  }
+  samples = samples.contiguous(format);
+  const std::vector<int64_t> ones(static_cast<size_t>(axes), 1), zeros(static_cast<size_t>(axes), 0);
+  const std::vector<int64_t> bias_sizes{weight.size(0)};
+  return std::get<1>(at::convolution_backward(grad_output, samples, weight, bias_sizes, ones, zeros, dilation, false,
+                                              zeros, groups, {false, true, false}));
+}
+
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
@@ -199,20 +241,32 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   // The bias's gradient of a channels-last float convolution is summed apart (below).
   const bool bias_apart = output_mask[2] && !transposed && shapes->format == c10::MemoryFormat::ChannelsLast &&
                           grad_output.dim() == 4 && grad_output.scalar_type() == at::kFloat;
+  const bool weight_from_samples =
+      output_mask[1] && !transposed && strided_pointwise(weight, stride, padding) &&
+      (shapes->format == c10::MemoryFormat::ChannelsLast || shapes->format == c10::MemoryFormat::ChannelsLast3d);
   HostAliases aliases;
-  auto body = [=, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
+  auto body = [=, shapes = shapes, stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                output_padding = output_padding.vec(), grad_output_alias = aliases.alias(grad_output),
                input_alias = aliases.alias(input), weight_alias = aliases.alias(weight),
                grad_input_alias = aliases.alias(grad_input, Access::overwrite),
                grad_weight_alias = aliases.alias(grad_weight, Access::overwrite),
                grad_bias_alias = aliases.alias(grad_bias, Access::overwrite)]() {
-    const std::array<bool, 3> mask{output_mask[0], output_mask[1], output_mask[2] && !bias_apart};
-    run_with_results_in_place({grad_input_alias, grad_weight_alias, bias_apart ? at::Tensor() : grad_bias_alias}, [&] {
-      const auto [input_result, weight_result, bias_result] =
-          at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride, padding, dilation,
-                                   transposed, output_padding, groups, mask);
-      return std::vector<at::Tensor>{input_result, weight_result, bias_apart ? at::Tensor() : bias_result};
-    });
+    const std::array<bool, 3> mask{output_mask[0], output_mask[1] && !weight_from_samples,
+                                   output_mask[2] && !bias_apart};
+    if (mask[0] || mask[1] || mask[2]) {
+      run_with_results_in_place(
+          {grad_input_alias, grad_weight_alias, bias_apart ? at::Tensor() : grad_bias_alias}, [&] {
+            const auto [input_result, weight_result, bias_result] =
+                at::convolution_backward(grad_output_alias, input_alias, weight_alias, bias_sizes, stride, padding,
+                                         dilation, transposed, output_padding, groups, mask);
+            return std::vector<at::Tensor>{input_result, weight_result, bias_apart ? at::Tensor() : bias_result};
+          });
+    }
+    if (weight_from_samples) {
+      at::Tensor weight_result = grad_weight_alias;  // the alias's handle; the body's captures are const
+      weight_result.copy_(pointwise_weight_gradient_from_samples(grad_output_alias, input_alias, weight_alias, stride,
+                                                                 dilation, groups, shapes->format));
+    }
     // Why apart: oneDNN's backward summed the bias's gradient of channels-last data slowly, 4-28% of
     // the whole call (docs/benchmarks.md, stop 60); ATen's sum over all but the channel dimension is
     // one vectorized pass. Its float summation order differs from oneDNN's, as two CPU kernels' may.
