@@ -185,7 +185,7 @@ bool strided_pointwise(const at::Tensor& weight, c10::IntArrayRef stride, c10::I
 
 // The weight's gradient of such a convolution, from the input positions it
 // reads (every stride-th, a copy in `format`) with stride 1. Why: the CPU's
-// kernel (oneDNN's 1x1 backward-weights with a stride, channels-last, 2 to 5
+// kernel (oneDNN's 1x1 backward-weights with a stride, channels-last, 2 to 6
 // input channels, PyTorch 2.13 on an AVX2 host) returned wrong gradients and
 // wrote past a buffer of its own (docs/benchmarks.md, stop 63); with stride 1
 // it is right. The sums are the same products in another order.
