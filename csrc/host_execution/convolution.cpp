@@ -172,13 +172,12 @@ namespace {
 // the one at the output's index times the stride.
 bool strided_pointwise(const at::Tensor& weight, c10::IntArrayRef stride, c10::IntArrayRef padding) {
   const int64_t axes = weight.dim() - 2;
+  const auto steps = per_axis(stride, axes), pads = per_axis(padding, axes);
+  if (!steps || !pads) return false;
   bool strided = false;
   for (int64_t axis = 0; axis < axes; ++axis) {
-    if (weight.size(axis + 2) != 1) return false;
-    const int64_t step = stride.size() == 1 ? stride[0] : stride[axis];
-    const int64_t pad = padding.size() == 1 ? padding[0] : padding[axis];
-    if (pad != 0) return false;
-    strided = strided || step > 1;
+    if (weight.size(axis + 2) != 1 || (*pads)[axis] != 0) return false;
+    strided = strided || (*steps)[axis] > 1;
   }
   return strided;
 }
@@ -193,10 +192,10 @@ at::Tensor pointwise_weight_gradient_from_samples(const at::Tensor& grad_output,
                                                   const at::Tensor& weight, c10::IntArrayRef stride,
                                                   c10::IntArrayRef dilation, int64_t groups, c10::MemoryFormat format) {
   const int64_t axes = weight.dim() - 2;
+  const std::vector<int64_t> steps = *per_axis(stride, axes);  // strided_pointwise checked the count
   at::Tensor samples = input;
   for (int64_t axis = 0; axis < axes; ++axis) {
-    const int64_t step = stride.size() == 1 ? stride[0] : stride[axis];
-    samples = samples.slice(axis + 2, 0, grad_output.size(axis + 2) * step, step);
+    samples = samples.slice(axis + 2, 0, grad_output.size(axis + 2) * steps[axis], steps[axis]);
   }
   samples = samples.contiguous(format);
   const std::vector<int64_t> ones(static_cast<size_t>(axes), 1), zeros(static_cast<size_t>(axes), 0);

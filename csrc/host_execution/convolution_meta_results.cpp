@@ -7,13 +7,6 @@
 namespace axon {
 namespace {
 
-// One value per spatial axis: a single value stands for every axis.
-std::optional<std::vector<int64_t>> per_axis(c10::IntArrayRef values, int64_t axes) {
-  if (values.size() == 1) return std::vector<int64_t>(axes, values[0]);
-  if (static_cast<int64_t>(values.size()) != axes) return std::nullopt;
-  return values.vec();
-}
-
 // Python's floor division, for a positive divisor.
 int64_t floor_divide(int64_t numerator, int64_t divisor) {
   const int64_t quotient = numerator / divisor;
@@ -21,6 +14,12 @@ int64_t floor_divide(int64_t numerator, int64_t divisor) {
 }
 
 }  // namespace
+
+std::optional<std::vector<int64_t>> per_axis(c10::IntArrayRef values, int64_t axes) {
+  if (values.size() == 1) return std::vector<int64_t>(axes, values[0]);
+  if (static_cast<int64_t>(values.size()) != axes) return std::nullopt;
+  return values.vec();
+}
 
 std::optional<at::Tensor> convolution_meta_result(const at::Tensor& input, const at::Tensor& weight,
                                                   c10::IntArrayRef stride, c10::IntArrayRef padding,

@@ -19,8 +19,13 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 namespace axon {
+
+// One value per spatial axis: a single value stands for every axis; nullopt
+// for another count.
+std::optional<std::vector<int64_t>> per_axis(c10::IntArrayRef values, int64_t axes);
 
 std::optional<at::Tensor> convolution_meta_result(const at::Tensor& input, const at::Tensor& weight,
                                                   c10::IntArrayRef stride, c10::IntArrayRef padding,
