@@ -1,11 +1,16 @@
 #include "host_execution/openmp_helper_parking.h"
 
 #include <ATen/Parallel.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 
 // From libgomp, which libtorch_cpu loads (omp.h is not among PyTorch's headers).
 // GOMP_parallel_start and GOMP_parallel_end are libgomp's original ABI for a
@@ -40,7 +45,10 @@ void park_helper(void* data) {
 
 class WorkerHelpers {
  public:
-  ~WorkerHelpers() { release(); }  // the worker thread is ending: close the region first
+  ~WorkerHelpers() {
+    release();  // the worker thread is ending: close the region first
+    close_status_file();
+  }
 
   void before_single_thread_kernel() {
     if (!started_) start_parked();
@@ -58,10 +66,12 @@ class WorkerHelpers {
     sampled_at_ = now;
     sampled_cpu_ns_ = cpu;
     // A spinning helper burns what the cores let it (two thirds of a core with
-    // the worker and the Python thread on two, less in an unlucky
-    // millisecond, so the watch goes on); a sleeping one nothing. A helper
-    // parked just after its spin ran out costs one more wake.
-    if (burnt * 4 >= interval_ns) park();
+    // the worker and the Python thread on two) and is runnable throughout; a
+    // sleeping one burns nothing and is not. On a loaded host a spinning
+    // helper may wait for a core through whole milliseconds, burning nothing:
+    // its state tells then. A helper parked just after its spin ran out costs
+    // one more wake.
+    if (burnt * 4 >= interval_ns || helper_runnable()) park();
   }
 
   bool parked() const { return parked_; }
@@ -121,20 +131,33 @@ class WorkerHelpers {
     parked_ = false;
   }
 
-  // One region of the team's size in which helper 1 hands over its CPU clock.
-  // libgomp keeps the same pool threads for every region of the same size.
+  // One region of the team's size in which helper 1 hands over its CPU clock
+  // and thread id. libgomp keeps the same pool threads for every region of
+  // the same size.
   bool learn_helper_clock(int team) {
     std::atomic<bool> learned{false};
     clockid_t clock{};
+    pid_t thread_id = 0;
 #pragma omp parallel num_threads(team)
     {
-      if (omp_get_thread_num() == 1 && pthread_getcpuclockid(pthread_self(), &clock) == 0)
+      if (omp_get_thread_num() == 1 && pthread_getcpuclockid(pthread_self(), &clock) == 0) {
+        thread_id = pid_t(syscall(SYS_gettid));
         learned.store(true, std::memory_order_release);
+      }
     }
     if (!learned.load(std::memory_order_acquire)) return false;
     clock_ = clock;
     team_ = team;
+    close_status_file();
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", int(thread_id));
+    status_file_ = open(path, O_RDONLY | O_CLOEXEC);  // -1 without /proc: the CPU clock alone tells
     return true;
+  }
+
+  void close_status_file() {
+    if (status_file_ >= 0) close(status_file_);
+    status_file_ = -1;
   }
 
   // The helper's CPU time; -1 if its clock cannot be read (it has exited).
@@ -144,8 +167,22 @@ class WorkerHelpers {
     return int64_t(time.tv_sec) * 1000000000 + time.tv_nsec;
   }
 
+  // Whether the scheduler has the helper running or waiting for a core (the
+  // state letter after the command name in /proc's stat: R); false where
+  // that cannot be read.
+  bool helper_runnable() const {
+    if (status_file_ < 0) return false;
+    char text[512];
+    const ssize_t length = pread(status_file_, text, sizeof text - 1, 0);
+    if (length <= 0) return false;
+    text[length] = '\0';
+    const char* name_end = std::strrchr(text, ')');  // the name may hold spaces and parentheses
+    return name_end != nullptr && name_end[1] == ' ' && name_end[2] == 'R';
+  }
+
   int team_ = 0;  // the team size clock_ was learned for (0: none)
   clockid_t clock_{};
+  int status_file_ = -1;   // the helper's /proc stat, open while team_ is set
   bool watching_ = false;  // a team kernel ran and its helper may still spin
   Clock::time_point sampled_at_;
   int64_t sampled_cpu_ns_ = 0;

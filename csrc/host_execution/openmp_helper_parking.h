@@ -23,7 +23,9 @@ namespace axon {
 //
 // So the worker watches one helper's CPU clock. When a single-thread kernel
 // starts at least kHelperSpinCheckMicroseconds after the last sample and the
-// helper burnt at least a quarter of that interval, the worker opens a parallel
+// helper burnt at least a quarter of that interval, or the scheduler has it
+// runnable (a loaded host may keep a spinning helper waiting for a core for
+// milliseconds), the worker opens a parallel
 // region of its team's size and, without running the region's body itself,
 // goes on with its kernels inside it (a single-thread kernel runs as it would
 // outside: ATen and MKL run serially inside a region). The helpers run the
