@@ -421,7 +421,9 @@ def test_a_program_threads_own_openmp_team_ends_when_it_queues_team_kernels(rele
     before, with_team, after, releases = map(int, result.stdout.split())
     assert with_team == before + 1, "the parallel copy started no helper thread"
     if released:
-        assert (after, releases) == (before, 1), "the main thread kept its idle OpenMP team"
+        # One release per 5 ms at most: a second comes only where the host held this thread up between the two
+        # team kernels (seen beside busy processes), and finds no team.
+        assert after == before and releases >= 1, "the main thread kept its idle OpenMP team"
     else:
         assert (after, releases) == (with_team, 0)
 
