@@ -25,14 +25,14 @@ namespace axon {
 // starts at least kHelperSpinCheckMicroseconds after the last sample and the
 // helper burnt at least a quarter of that interval, or the scheduler has it
 // runnable (a loaded host may keep a spinning helper waiting for a core for
-// milliseconds), the worker opens a parallel
-// region of its team's size and, without running the region's body itself,
-// goes on with its kernels inside it (a single-thread kernel runs as it would
-// outside: ATen and MKL run serially inside a region). The helpers run the
-// body, which sleeps on a futex until released: they take no CPU. The next
-// kernel that may run parallel regions first releases them and closes the
-// region (one wake of the helpers, waited for on a futex, not at libgomp's
-// spinning barrier), then runs with its whole team.
+// milliseconds), the worker opens a parallel region of its team's size and,
+// without running the region's body itself, goes on with its kernels inside
+// it (a single-thread kernel runs as it would outside: ATen and MKL run
+// serially inside a region). The helpers run the body, which sleeps on a
+// futex until released: they take no CPU. The next kernel that may run
+// parallel regions first releases them and closes the region (one wake of
+// the helpers, waited for on a futex, not at libgomp's spinning barrier),
+// then runs with its whole team.
 constexpr int64_t kHelperSpinCheckMicroseconds = 1000;
 
 // Before a kernel that runs on the worker's thread alone.
