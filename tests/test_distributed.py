@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -27,10 +28,16 @@ def torchrun(script: str, processes: int, timeout: float = 240, env: dict[str, s
     full_env = dict(os.environ)
     full_env.update({"OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"})
     full_env.update(env or {})
-    command = [TORCHRUN, "--standalone", f"--nproc-per-node={processes}", os.path.join(WORKERS, script)]
+    # torchrun keeps its per-worker log folders in a fresh /tmp/torchelastic_* unless given --log-dir; a folder of
+    # the test's own is removed with it.
+    log_dir = tempfile.TemporaryDirectory(prefix="axon-torchrun-")
+    command = [TORCHRUN, "--standalone", f"--nproc-per-node={processes}", f"--log-dir={log_dir.name}",
+               os.path.join(WORKERS, script)]
     start = time.monotonic()
     try:
-        result = subprocess.run(command, env=full_env, capture_output=True, text=True, check=False, timeout=timeout)
+        with log_dir:
+            result = subprocess.run(command, env=full_env, capture_output=True, text=True, check=False,
+                                    timeout=timeout)
     except subprocess.TimeoutExpired as expired:
         output = (expired.stdout or b"").decode() if isinstance(expired.stdout, bytes) else (expired.stdout or "")
         pytest.fail(f"{script} hung: killed after {timeout}s\n{output[-4000:]}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import tempfile
 
 import torch
@@ -267,6 +268,9 @@ def check_distributed_checkpoint_resharding():
     set_model_state_dict(fresh, loaded)
     for (name, p), q in zip(fresh.named_parameters(), base.parameters()):
         close(p.full_tensor(), q, f"DCP into FSDP {name}")
+    dist.barrier()  # every rank has read the checkpoint before rank 0 removes it
+    if rank() == 0:
+        shutil.rmtree(directory[0])
 
 
 def main():
