@@ -2,7 +2,6 @@
 
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/allclose.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like_native.h>
 #include <ATen/ops/empty_strided.h>
@@ -32,6 +31,7 @@
 #include "host_execution/one_host_thread.h"
 #include "ops/argument_tensors.h"
 #include "ops/native_meta_kernels.h"
+#include "ops/stand_ins.h"
 
 namespace axon {
 
@@ -258,152 +258,6 @@ at::Tensor meta_with_strides_of(const at::Tensor& result) {
   return at::empty_strided(result.sizes(), result.strides(), result.options().device(c10::kMeta));
 }
 
-// CPU stand-ins for a call's axon tensors, filled as `Fill` says: same
-// sizes, strides and dtype, and the same overlaps (arguments that share an
-// axon storage share one stand-in storage, at the same relative offsets), so
-// the CPU kernel makes exactly the checks it would make on the real call
-// (in-place on an expanded tensor, out= overlapping an input, ...). Only the
-// span the tensors reach is allocated, not the whole storage.
-enum class Fill {
-  // Small varied values: 0.5, 0.75, ... 1.5 (floating), 0, 1, 0, ...
-  // (integral), but zeros in integral arguments that index (below).
-  kPattern,
-  kZeros,
-  kOnes,
-};
-
-// Whether an argument, by its schema name, holds indices into another
-// tensor (`indices`, `index`, `max_indices`, ...). Its integral stand-in is
-// zeros even when the others get the varied pattern. Why: a pattern index of
-// 1 is out of range where the indexed dimension has one element, and some
-// CPU kernels trust their indices: max_pool2d_with_indices_backward over 1x1
-// planes added the last plane's gradient one element past the stand-in
-// buffer and corrupted the host's heap. Kernels that check their indices
-// raise on the pattern and then get zeros anyway (the fills below are tried
-// in turn); an index of 0 is in range of every nonempty dimension.
-bool names_indices(const std::string& argument_name) {
-  return argument_name.find("indices") != std::string::npos || argument_name.find("index") != std::string::npos;
-}
-
-class StandIns {
- public:
-  StandIns(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, Fill fill) : fill_(fill) {
-    const auto& arguments = schema.arguments();
-    for (size_t i = 0; i < args.size(); ++i) {
-      const bool indices = i < arguments.size() && names_indices(arguments[i].name());
-      for_each_tensor(args[i], [&](const at::Tensor& tensor) { measure(tensor, indices); });
-    }
-  }
-
-  at::Tensor operator()(const at::Tensor& tensor) {
-    if (!tensor.defined() || !tensor.is_privateuseone()) return tensor;
-    // A tensor passed twice (`mul(x, y, out=x)`) is one stand-in: the CPU
-    // treats out= being an input as in-place.
-    auto known = tensors_.find(tensor.unsafeGetTensorImpl());
-    if (known != tensors_.end()) return known->second;
-    const auto options = tensor.options().device(c10::kCPU).requires_grad(false);
-    at::Tensor stand_in = at::empty({0}, options);
-    if (tensor.numel() == 0) {
-      stand_in.as_strided_(tensor.sizes(), tensor.strides());
-    } else {
-      Span& span = spans_.at(tensor.storage().unsafeGetStorageImpl());
-      const int64_t itemsize = static_cast<int64_t>(tensor.element_size());
-      if (!span.memory.defined()) {
-        // Typed as the first tensor that reaches it, and filled once.
-        const Fill fill = span.holds_indices && fill_ == Fill::kPattern &&
-                                  !at::isFloatingType(options.dtype().toScalarType()) &&
-                                  !at::isComplexType(options.dtype().toScalarType())
-                              ? Fill::kZeros
-                              : fill_;
-        span.memory = filled({(span.end - span.begin + itemsize - 1) / itemsize}, options, fill);
-      }
-      stand_in.set_(span.memory.storage(), (tensor.storage_offset() * itemsize - span.begin) / itemsize, tensor.sizes(),
-                    tensor.strides());
-    }
-    stand_in._set_conj(tensor.is_conj());
-    stand_in._set_neg(tensor.is_neg());
-    tensors_.emplace(tensor.unsafeGetTensorImpl(), stand_in);
-    return stand_in;
-  }
-
-  // Host bytes the stand-ins hold.
-  size_t bytes() const {
-    size_t total = 0;
-    for (const auto& entry : spans_) total += static_cast<size_t>(entry.second.end - entry.second.begin);
-    return total;
-  }
-
- private:
-  struct Span {
-    int64_t begin = std::numeric_limits<int64_t>::max();  // bytes into the axon storage
-    int64_t end = 0;
-    bool holds_indices = false;  // an index argument reaches it (names_indices)
-    at::Tensor memory;           // the CPU elements standing in for [begin, end)
-  };
-
-  void measure(const at::Tensor& tensor, bool indices) {
-    if (!tensor.defined() || !tensor.is_privateuseone() || tensor.numel() == 0) return;
-    Span& span = spans_[tensor.storage().unsafeGetStorageImpl()];
-    span.holds_indices = span.holds_indices || indices;
-    const int64_t itemsize = static_cast<int64_t>(tensor.element_size());
-    int64_t last = 0;
-    for (int64_t d = 0; d < tensor.dim(); ++d) last += (tensor.size(d) - 1) * tensor.stride(d);
-    span.begin = std::min(span.begin, tensor.storage_offset() * itemsize);
-    span.end = std::max(span.end, (tensor.storage_offset() + last + 1) * itemsize);
-  }
-
-  static at::Tensor filled(int64_t elements, const at::TensorOptions& options, Fill fill) {
-    if (fill == Fill::kZeros) return at::zeros({elements}, options);
-    if (fill == Fill::kOnes) return at::ones({elements}, options);
-    // The common dtypes in one pass: the operator chain below makes six over
-    // the elements, some in double, which took 3.6 ms of an embedding's first
-    // call over a 1000x128 table (docs/benchmarks.md, stop 58).
-    switch (options.dtype().toScalarType()) {
-      case at::kFloat:
-        return pattern<float>(elements, options);
-      case at::kDouble:
-        return pattern<double>(elements, options);
-      case at::kHalf:
-        return pattern<at::Half>(elements, options);
-      case at::kBFloat16:
-        return pattern<at::BFloat16>(elements, options);
-      case at::kLong:
-        return pattern<int64_t>(elements, options);
-      case at::kInt:
-        return pattern<int32_t>(elements, options);
-      case at::kBool:
-        return pattern<bool>(elements, options);
-      default:
-        break;
-    }
-    const at::Tensor index = at::arange(elements, at::TensorOptions().dtype(at::kLong));
-    if (at::isFloatingType(options.dtype().toScalarType()) || at::isComplexType(options.dtype().toScalarType())) {
-      return index.remainder(5).to(at::kDouble).mul(0.25).add(0.5).to(options);
-    }
-    return index.remainder(2).to(options);
-  }
-
-  // The values filled() gives: 0.5 + 0.25 * (i % 5) for floating types,
-  // exact in each; i % 2 for integral ones and bool.
-  template <typename T>
-  static at::Tensor pattern(int64_t elements, const at::TensorOptions& options) {
-    at::Tensor out = at::empty({elements}, options);
-    T* data = out.data_ptr<T>();
-    for (int64_t i = 0; i < elements; ++i) {
-      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, at::Half> || std::is_same_v<T, at::BFloat16>) {
-        data[i] = static_cast<T>(0.5 + 0.25 * static_cast<double>(i % 5));
-      } else {
-        data[i] = static_cast<T>(i % 2);
-      }
-    }
-    return out;
-  }
-
-  Fill fill_;
-  std::unordered_map<const c10::StorageImpl*, Span> spans_;
-  std::unordered_map<const c10::TensorImpl*, at::Tensor> tensors_;
-};
-
 c10::IValue non_resizable_like(const c10::IValue& meta) {
   return map_tensors(meta, [](const at::Tensor& shape) {
     if (!shape.defined()) return at::Tensor();
@@ -575,15 +429,16 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   const OneHostThreadScope one_thread;
   QuietWarnings quiet;
   c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
-  // Varied values first (they let check_out_variant compare results), then
-  // zeros and ones, which fewer kernels refuse (indices, divisors).
+  // The fills in fill_order's turn: varied values first for small
+  // stand-ins (they let check_out_variant compare results), zeros first for
+  // large ones (host memory only where the kernel writes).
   size_t stand_in_bytes = 0;
   torch::jit::Stack stand_ins;
   torch::jit::Stack functional;
   bool accepted = false;
   varied = false;  // accepted on varied values (not only zeros or ones)
   bool flags_changed = false;
-  for (const Fill fill : {Fill::kPattern, Fill::kZeros, Fill::kOnes}) {
+  for (const Fill fill : fill_order(StandIns(op.schema(), args, Fill::kZeros).bytes())) {
     StandIns memory(op.schema(), args, fill);
     stand_ins = stand_in_arguments(plan, args, memory);
     functional = stand_ins;
