@@ -63,6 +63,11 @@ def _autoload() -> None:
 
 _register_backend()
 
+# Changing determinism first waits for queued work, which the worker's CPU kernels run under the old setting.
+from .global_modes import install_launch_ordered_modes  # noqa: E402
+
+install_launch_ordered_modes()
+
 # Default torch.compile (Inductor) on axon graphs; registration with Inductor itself waits for the first one.
 from .inductor import install_default_compile_routing  # noqa: E402
 

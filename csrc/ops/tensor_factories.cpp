@@ -1,7 +1,9 @@
 // Allocation of axon tensors through the caching device allocator.
 #include "ops/tensor_factories.h"
 
+#include <ATen/Context.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/TensorFactories.h>
 #include <c10/core/DeviceGuard.h>
 
 #include "core/device.h"
@@ -20,6 +22,15 @@ c10::DeviceIndex target_device(std::optional<c10::Device> device) {
 
 }  // namespace
 
+bool fills_uninitialized_memory() {
+  return at::globalContext().deterministicAlgorithms() && at::globalContext().deterministicFillUninitializedMemory();
+}
+
+at::Tensor& fill_if_deterministic(at::Tensor& tensor) {
+  if (C10_UNLIKELY(fills_uninitialized_memory())) at::native::fill_empty_deterministic_(tensor);
+  return tensor;
+}
+
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                                std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
@@ -27,8 +38,10 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
   TORCH_CHECK_NOT_IMPLEMENTED(layout.value_or(c10::kStrided) == c10::kStrided,
                               "[axon] only strided tensors are supported, got layout ", *layout);
   const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, target_device(device)));
-  return at::detail::empty_generic(size, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                   c10::dtype_or_default(dtype), memory_format);
+  at::Tensor result =
+      at::detail::empty_generic(size, device_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                c10::dtype_or_default(dtype), memory_format);
+  return fill_if_deterministic(result);
 }
 
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
@@ -38,9 +51,10 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
   TORCH_CHECK_NOT_IMPLEMENTED(layout.value_or(c10::kStrided) == c10::kStrided,
                               "[axon] only strided tensors are supported, got layout ", *layout);
   const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, target_device(device)));
-  return at::detail::empty_strided_generic(size, stride, device_allocator(),
-                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                           c10::dtype_or_default(dtype));
+  at::Tensor result = at::detail::empty_strided_generic(size, stride, device_allocator(),
+                                                        c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                        c10::dtype_or_default(dtype));
+  return fill_if_deterministic(result);
 }
 
 namespace {

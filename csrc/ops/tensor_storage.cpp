@@ -2,10 +2,12 @@
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/native/ResizeCommon.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/StorageImpl.h>
 
 #include "core/device_allocator.h"
+#include "ops/tensor_factories.h"
 
 namespace axon {
 namespace {
@@ -35,12 +37,15 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
   for (const auto dimension : sizes) {
     TORCH_CHECK_VALUE(dimension >= 0, "Trying to create tensor with negative dimension ", dimension, ": ", sizes);
   }
+  const int64_t old_bytes = self.has_storage() ? static_cast<int64_t>(self.storage().nbytes()) : 0;
   if (self.sizes() != sizes) impl->set_sizes_contiguous(sizes);
   if (memory_format.has_value()) {
     TORCH_CHECK(*memory_format != c10::MemoryFormat::Preserve, "Unsupported memory format", *memory_format);
     impl->empty_tensor_restride(*memory_format);
   }
   ensure_storage_fits(self);
+  // As the CPU's resize_: the storage's new elements, not the old ones.
+  if (C10_UNLIKELY(fills_uninitialized_memory())) at::native::fill_resize_deterministic_(self, old_bytes);
   return self;
 }
 
