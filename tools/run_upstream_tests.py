@@ -25,7 +25,7 @@ Written to --out: failures.txt (`test id | first line of the message`), summary.
 <spec>.log (pytest's output) and <spec>.jsonl (one line per test).
 
 `--ids FILE` reruns the test ids listed in FILE (the first column of a failures.txt); with `--device cpu`
-the ids are translated (PRIVATEUSE1 -> CPU, _axon -> _cpu), which shows whether a failure is the
+the ids are translated (PRIVATEUSE1 or AXON -> CPU, _axon -> _cpu), which shows whether a failure is the
 device's or the test file's (a test file newer or older than the wheel fails on the CPU too).
 """
 
@@ -179,7 +179,9 @@ def _translate(test_id: str, device: str) -> str:
     if device == "axon":
         return test_id
     upper = {"cpu": "CPU", "cuda": "CUDA", "meta": "META"}.get(device, device.upper())
-    test_id = test_id.replace("PRIVATEUSE1::", f"{upper}::")
+    # Generic classes are named after the dispatch key (TestFooPRIVATEUSE1) or, for some files, the device
+    # (TestOldViewOpsAXON).
+    test_id = test_id.replace("PRIVATEUSE1::", f"{upper}::").replace("AXON::", f"{upper}::")
     return re.sub(r"_axon(?=_|$|\[)", f"_{device}", test_id)
 
 
