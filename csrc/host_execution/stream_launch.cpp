@@ -15,6 +15,7 @@
 #include "host_execution/one_host_thread.h"
 #include "host_execution/openmp_helper_parking.h"
 #include "host_execution/program_thread_teams.h"
+#include "host_execution/worker_warnings.h"
 #include "profiler/device_activity.h"
 
 namespace axon {
@@ -98,6 +99,7 @@ struct LaunchQueuing {
 
   static axon_status run_kernel(void* user_data, char* message) {
     auto* launch = static_cast<HostLaunch*>(user_data);
+    if (!runs_kernels) install_worker_warning_handler();
     runs_kernels = true;
     try {
       at::AutoDispatchBelowADInplaceOrView below_autograd;

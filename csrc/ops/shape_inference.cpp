@@ -29,6 +29,7 @@
 
 #include "core/word_hash.h"
 #include "host_execution/one_host_thread.h"
+#include "host_execution/worker_warnings.h"
 #include "ops/argument_tensors.h"
 #include "ops/native_meta_kernels.h"
 #include "ops/stand_ins.h"
@@ -360,9 +361,14 @@ constexpr const char* kResizedOutputWarning = "An output with one or more elemen
 // tensor it resized (then a cached call resizing one gives it too).
 struct QuietWarnings final : c10::WarningHandler {
   void process(const c10::Warning& warning) override {
-    if (warning.msg().rfind(kResizedOutputWarning, 0) == 0) resized_an_output = true;
+    if (warning.msg().rfind(kResizedOutputWarning, 0) == 0) {
+      resized_an_output = true;
+    } else {
+      others.push_back(warning);
+    }
   }
   bool resized_an_output = false;
+  std::vector<c10::Warning> others;  // of the run, other than the resized outputs'
 };
 
 // Host memory of large stand-ins goes back to the system at once: glibc
@@ -449,6 +455,7 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
     functional = stand_ins;
     stand_in_bytes = std::max(stand_in_bytes, memory.bytes());
     const std::vector<int> flags_before = lazy_flags(stand_ins);
+    quiet.others.clear();  // the accepted run's warnings are the call's
     accepted = runs_on_cpu(op, functional);
     // An in-place or out= kernel that leaves its argument conjugated runs
     // synchronously on host copies, written back with the bits resolved.
@@ -475,6 +482,16 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
     // Results are compared only on varied values, where they mean something.
     if (plan.strategy == Strategy::kOutVariant) {
       check_out_variant(plan, stand_ins, varied ? functional : torch::jit::Stack(), outcome);
+    }
+    // Warnings the CPU kernel gives at the call (a uint8 mask's deprecation,
+    // var_mean's degrees of freedom), and of those, the ones a second run
+    // gives again: TORCH_WARN_ONCE warnings come once per process.
+    if (!quiet.others.empty()) {
+      outcome.cpu_warnings = quiet.others;
+      QuietWarnings again;
+      c10::WarningUtils::WarningHandlerGuard again_guard(&again);
+      torch::jit::Stack second = stand_ins;
+      if (runs_on_cpu(op, second)) outcome.cpu_repeated_warnings = std::move(again.others);
     }
   }
   stand_ins.clear();
@@ -606,9 +623,19 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
     return outcome;
   }
   // The user sees this call's warnings (as from the CPU kernel); the outcome
-  // keeps the ones the CPU would give again on every call.
-  for (const auto& warning : warnings) c10::warn(warning);
-  if (!warnings.empty()) outcome->repeated_warnings = repeated_warnings(op, args);
+  // keeps the ones the CPU would give again on every call. A meta kernel that
+  // gives none may lack the CPU's: the CPU kernel's own are given then.
+  const bool from_cpu = warnings.empty() && !outcome->cpu_warnings.empty();
+  if (from_cpu) warnings = outcome->cpu_warnings;
+  for (const auto& warning : warnings) {
+    note_warning_given_at_call(warning);
+    c10::warn(warning);
+  }
+  if (!warnings.empty()) {
+    outcome->repeated_warnings = from_cpu ? outcome->cpu_repeated_warnings : repeated_warnings(op, args);
+  }
+  outcome->cpu_warnings.clear();
+  outcome->cpu_repeated_warnings.clear();
   // Compared as addresses go: a CPU result whose single dimension has another
   // stride than the meta kernel's (attention's query length of 1) holds its
   // elements where the meta layout does.
@@ -708,7 +735,10 @@ std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, 
   };
   const auto answer_from_cache = [&](std::shared_ptr<const MetaOutcome> cached) {
     // Outside the lock: a warning handler may run Python.
-    for (const auto& warning : cached->repeated_warnings) c10::warn(warning);
+    for (const auto& warning : cached->repeated_warnings) {
+      note_warning_given_at_call(warning);
+      c10::warn(warning);
+    }
     from_cache = true;
     return cached;
   };

@@ -49,6 +49,10 @@ struct MetaOutcome {
   // process: replayed on each call the cache answers. (Resized out= tensors
   // are warned about by the caller, which sees the real tensors.)
   std::vector<c10::Warning> repeated_warnings;
+  // While the outcome is worked out: the CPU kernel's warnings on stand-ins,
+  // and those a second run gave again.
+  std::vector<c10::Warning> cpu_warnings;
+  std::vector<c10::Warning> cpu_repeated_warnings;
   // The CPU kernel, run on stand-ins, warned about resizing a non-empty out=
   // tensor as ATen's resize_output does: a cached call resizing one warns the
   // same. (Kernels that resize silently, or with a warning of their own, as
