@@ -192,3 +192,24 @@ def test_several_indices_out_of_bounds_name_the_one_the_cpu_names(shape, dim, op
         run("axon")
     assert direct_launches() > before
     assert str(axon_error.value).splitlines()[0].endswith(str(cpu_error.value).splitlines()[0])
+
+
+def _scripted_indexing(x, index):
+    masked = x[x > 0.5]
+    columns = x[:, index]
+    rows = x[index]
+    x[x < 0.25] = 1.0
+    x[:, index] = 2.0
+    x[index, 0] += 1.0
+    return masked, columns, rows, x
+
+
+def test_torchscript_indexing_gives_the_cpus_results():
+    # TorchScript passes index lists (Tensor?[]) typed with its own Optional[Tensor], which
+    # isOptionalTensorList() does not recognize: `x[mask] = 1.0` raised "expected an axon tensor or device
+    # argument" (PyTorch's test_jit_indexing).
+    scripted = torch.jit.script(_scripted_indexing)
+    x = torch.rand(5, 4, generator=torch.Generator().manual_seed(0))
+    index = torch.tensor([0, 2, 2])
+    for got, want in zip(scripted(x.to("axon"), index.to("axon")), _scripted_indexing(x.clone(), index)):
+        assert torch.equal(got.cpu(), want)

@@ -424,6 +424,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK_NOT_IMPLEMENTED(plan.unsupported_reason.empty(), "[axon] ", plan.name,
                               " cannot run through the generic axon kernel: ", plan.unsupported_reason);
   const size_t num_args = op.schema().arguments().size();
+  type_optional_tensor_lists(*stack, num_args);
   if (plan.host_index_argument >= 0) move_host_indices(*stack, num_args, plan.host_index_argument);
   auto args = torch::jit::last(*stack, num_args);
   const c10::Device device = common_device(plan, args);
