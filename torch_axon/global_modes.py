@@ -11,7 +11,8 @@ under the setting it was launched under, as on CUDA, where the kernel is chosen 
         y = torch.index_copy(x, 0, index, source)   # queued
     # leaving the guard first waits for y, computed in index order
 
-The change itself is PyTorch's; waiting costs nothing when no work is queued.
+The change itself is PyTorch's; waiting costs nothing when no work is queued, and setting the value already in
+place does not wait.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import torch
 from . import _C
 
 # torch._C's setters, which torch.use_deterministic_algorithms, torch.set_deterministic_debug_mode and
-# torch.utils.deterministic call at run time through the module.
-_SETTERS = ("_set_deterministic_algorithms", "_set_deterministic_fill_uninitialized_memory")
+# torch.utils.deterministic call at run time through the module, each with its getter. Setting the value already
+# in place waits for nothing: Dynamo restores the setting after compiling every frame.
+_SETTERS = {"_set_deterministic_algorithms": "_get_deterministic_algorithms",
+            "_set_deterministic_fill_uninitialized_memory": "_get_deterministic_fill_uninitialized_memory"}
 
 
 def _wait_for_queued_work() -> None:
@@ -36,18 +39,19 @@ def _wait_for_queued_work() -> None:
         _C._synchronize(index)
 
 
-def _waiting_first(setter):
+def _waiting_first(setter, getter):
     @functools.wraps(setter)
-    def set_mode(*args, **kwargs):
-        _wait_for_queued_work()
-        return setter(*args, **kwargs)
+    def set_mode(mode, *args, **kwargs):
+        if bool(mode) != getter():
+            _wait_for_queued_work()
+        return setter(mode, *args, **kwargs)
 
     set_mode._axon_original = setter
     return set_mode
 
 
 def install_launch_ordered_modes() -> None:
-    for name in _SETTERS:
+    for name, getter in _SETTERS.items():
         setter = getattr(torch._C, name)
         if not hasattr(setter, "_axon_original"):
-            setattr(torch._C, name, _waiting_first(setter))
+            setattr(torch._C, name, _waiting_first(setter, getattr(torch._C, getter)))
