@@ -305,3 +305,27 @@ def test_bernoulli_dtype_is_checked_at_the_call():
     with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
         torch.nn.functional.dropout2d(torch.ones(2, 2, 3, dtype=torch.cfloat, device="axon"), 0.5)
     torch.axon.synchronize()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "sliced channels_last", "transposed", "sliced"])
+def test_dropout_lays_out_its_results_as_the_cpu(layout):
+    # PyTorch's test_Dropout: a sliced channels-last input gives channels-last results on the CPU; axon's were
+    # contiguous.
+    base = torch.randn(2, 3, 4, 10)
+    make = {"contiguous": lambda d: base.to(d),
+            "channels_last": lambda d: base.to(d).contiguous(memory_format=torch.channels_last),
+            "sliced channels_last": lambda d: base.to(d).contiguous(memory_format=torch.channels_last)[..., ::2],
+            "transposed": lambda d: base.to(d).transpose(1, 3),
+            "sliced": lambda d: base.to(d)[:, 1]}[layout]
+    x, on_axon = make("cpu"), make("axon")
+    assert on_axon.stride() == x.stride()
+    for p in (1e-10, 0.5):
+        output, mask = torch.ops.aten.native_dropout(on_axon, p, True)
+        expected_output, expected_mask = torch.ops.aten.native_dropout(x, p, True)
+        assert (output.stride(), mask.stride()) == (expected_output.stride(), expected_mask.stride())
+        torch.testing.assert_close(output.cpu(), x * mask.cpu() / (1 - p))
+        torch.manual_seed(3)
+        functional = torch.nn.functional.dropout(on_axon, p)
+        torch.manual_seed(3)
+        in_place = torch.nn.functional.dropout(on_axon.clone(), p, inplace=True)
+        assert torch.equal(functional.cpu(), in_place.cpu())

@@ -393,12 +393,36 @@ void dropout_in_one_pass(const at::Tensor& source, const at::Tensor& output, boo
   }
 }
 
+// Dropout of contiguous `source` into contiguous `output` and `mask`.
+void run_dropout(const at::Tensor& source, const at::Tensor& output, const at::Tensor& mask, double p, uint64_t seed,
+                 uint64_t first) {
+  bool* keep = mask.data_ptr<bool>();
+  // The mask is bernoulli_(1 - p) of the same draws, and the scaling
+  // x * (mask / (1 - p)), as in ATen's unfused dropout, which in-place dropout uses:
+  // `dropout(x)` and `dropout(x, inplace=True)` agree after the same seed.
+  const double keep_probability = 1.0 - p;
+  const at::ScalarType type = source.scalar_type();
+  if (p < 1.0 && (type == at::kFloat || type == at::kDouble)) {
+    dropout_in_one_pass(source, output, keep, seed, first, keep_probability);
+    return;
+  }
+  for_each_draw(seed, first, source.numel(),
+                [&](int64_t i, uint64_t bits) { keep[i] = unit_interval(bits) < keep_probability; });
+  if (p < 1.0) {
+    output.copy_(at::mul(source, mask.to(source.scalar_type()).div_(keep_probability)));
+  } else {
+    output.zero_();
+  }
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
   TORCH_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got ", p);
-  at::Tensor output = at::empty_like(input, at::MemoryFormat::Contiguous);
-  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool), at::MemoryFormat::Contiguous);
+  // Laid out as the CPU lays them out: as empty_like(input) (channels-last
+  // input, even a sliced one, gives channels-last results).
+  at::Tensor output = at::empty_like(input);
+  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
   if (train.has_value() && !*train) {
     output.copy_(input);
     mask.fill_(true);
@@ -416,22 +440,16 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   launch_on_stream(current_stream_handle(input.device().index()), "aten::native_dropout", aliases,
                    [=, seed = seed, first = first]() {
                      const at::Tensor source = input_alias.contiguous();
-                     bool* keep = mask_alias.data_ptr<bool>();
-                     // The mask is bernoulli_(1 - p) of the same draws, and the scaling
-                     // x * (mask / (1 - p)), as in ATen's unfused dropout, which in-place dropout uses:
-                     // `dropout(x)` and `dropout(x, inplace=True)` agree after the same seed.
-                     const double keep_probability = 1.0 - p;
-                     const at::ScalarType type = source.scalar_type();
-                     if (p < 1.0 && (type == at::kFloat || type == at::kDouble)) {
-                       dropout_in_one_pass(source, output_alias, keep, seed, first, keep_probability);
-                       return;
-                     }
-                     for_each_draw(seed, first, source.numel(),
-                                   [&](int64_t i, uint64_t bits) { keep[i] = unit_interval(bits) < keep_probability; });
-                     if (p < 1.0) {
-                       output_alias.copy_(at::mul(source, mask_alias.to(source.scalar_type()).div_(keep_probability)));
-                     } else {
-                       output_alias.zero_();
+                     // Draws go to elements in their logical order (as bernoulli_ on any layout); results
+                     // laid out otherwise are computed in that order and copied into place.
+                     const bool in_order = output_alias.is_contiguous() && mask_alias.is_contiguous();
+                     const at::Tensor output_in_order = in_order ? output_alias : at::empty_like(source);
+                     const at::Tensor mask_in_order =
+                         in_order ? mask_alias : at::empty_like(source, source.options().dtype(at::kBool));
+                     run_dropout(source, output_in_order, mask_in_order, p, seed, first);
+                     if (!in_order) {
+                       output_alias.copy_(output_in_order);
+                       mask_alias.copy_(mask_in_order);
                      }
                    });
   return {output, mask};
