@@ -142,3 +142,43 @@ def test_partial_overlap_raises_at_the_call_after_a_cached_non_overlapping_call(
     y = torch.randn(10, device="axon")
     y[1:].add_(y[1:])  # exactly the same elements: allowed, as on the CPU
     torch.axon.synchronize()
+
+
+# Checks the CPU makes at the call and CUDA too, reading values back (value_checks_at_call.h), or on scalar
+# arguments: each raised later, or never, on axon (PyTorch's test_normal_std_error, test_uniform_from_to, test_histc,
+# test_zeros_bounds_checking).
+CPU_AND_CUDA_CHECKS = {
+    "normal with a negative std element": lambda d: torch.normal(torch.zeros(2, device=d),
+                                                                 torch.tensor([1.0, -1.0], device=d)),
+    "normal float mean, negative std": lambda d: torch.normal(0.0, torch.tensor([-1.0], device=d)),
+    "normal out=, negative std": lambda d: torch.normal(torch.zeros(2, device=d), torch.tensor([1.0, -1.0], device=d),
+                                                        out=torch.empty(2, device=d)),
+    "normal complex std": lambda d: torch.normal(torch.zeros(2, device=d), torch.ones(2, dtype=torch.cfloat, device=d)),
+    "uniform_ range past float's largest": lambda d: torch.empty(4, device=d).uniform_(-3.4e38, 3.4e38),
+    "uniform_ bound out of half's range": lambda d: torch.empty(4, dtype=torch.half, device=d).uniform_(-1e5, 0),
+    "uniform_ complex range past float's largest": lambda d: torch.empty(4, dtype=torch.cfloat, device=d).uniform_(
+        -3.4e38, 3.4e38),
+    "histc of infinite data": lambda d: torch.histc(torch.tensor([1.0, float("inf")], device=d)),
+    "histc of NaN data": lambda d: torch.histc(torch.tensor([float("nan")], device=d)),
+    "histc out= of infinite data": lambda d: torch.histc(torch.tensor([float("-inf")], device=d),
+                                                         out=torch.empty(100, device=d)),
+    "zeros of a size below -2**62": lambda d: torch.zeros(-6744789213055875072, device=d),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CPU_AND_CUDA_CHECKS))
+def test_value_and_bound_checks_raise_the_cpus_error_at_the_call(case):
+    call = CPU_AND_CUDA_CHECKS[case]
+    with pytest.raises(RuntimeError) as on_cpu:
+        call("cpu")
+    with pytest.raises(RuntimeError) as on_axon:
+        call("axon")  # nothing waits after the call: a check left to the device's worker would not raise here
+    assert str(on_axon.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
+
+
+def test_valid_normal_and_histc_calls_still_agree_with_the_cpu():
+    torch.manual_seed(0)
+    draws = torch.normal(torch.zeros(1000, device="axon"), torch.full((1000,), 2.0, device="axon")).cpu()
+    assert abs(draws.std().item() - 2.0) < 0.2
+    data = torch.tensor([1.0, 2.0, 1.0, 7.0])
+    assert torch.equal(torch.histc(data.to("axon"), bins=4).cpu(), torch.histc(data, bins=4))

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "host_execution/stream_kernel.h"
+#include "host_execution/value_checks_at_call.h"
 #include "ops/argument_tensors.h"
 #include "ops/shape_inference.h"
 
@@ -200,6 +201,7 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
 }
 
 at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
+  check_histc_range(self, bins, min, max);
   const at::Tensor counts = run_generic("aten::histc", "", {as_counted(self), bins, min, max}).toTensor();
   return counts.scalar_type() == self.scalar_type() ? counts : counts.to(self.scalar_type());
 }
@@ -207,6 +209,7 @@ at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, co
 at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
                       at::Tensor& out) {
   if (as_counted(self).is_same(self)) {
+    check_histc_range(self, bins, min, max);
     run_generic("aten::histc", "out", {self, bins, min, max, out});
     return out;
   }

@@ -403,9 +403,14 @@ at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
 
 // zeros without the composite's second trip through the dispatcher (its
 // empty and zero_ both land here).
-at::Tensor zeros(c10::IntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<c10::Layout> layout,
+at::Tensor zeros(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype, std::optional<c10::Layout> layout,
                  std::optional<c10::Device> device, std::optional<bool> pin_memory) {
-  at::Tensor out = empty_memory_format(size, dtype, layout, device, pin_memory, std::nullopt);
+  // The CPU's check, before the sizes are read as integers (a size below
+  // -2^62 is not one: reading it would raise another message).
+  for (const c10::SymInt& dimension : size) {
+    TORCH_CHECK(dimension >= 0, "zeros: Dimension size must be non-negative.");
+  }
+  at::Tensor out = empty_memory_format(C10_AS_INTARRAYREF_SLOW(size), dtype, layout, device, pin_memory, std::nullopt);
   axon::zero_(out);  // qualified: no argument-dependent lookup of at::zero_
   return out;
 }

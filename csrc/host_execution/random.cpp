@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "core/generator.h"
@@ -145,7 +146,6 @@ std::pair<uint64_t, uint64_t> reserve(const at::Tensor& self, const std::optiona
 }  // namespace
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> generator) {
-  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   if (self.is_complex()) {
     // As on CPU: real and imaginary parts each uniform in [from, to).
     at::Tensor parts = at::view_as_real(self);
@@ -153,6 +153,21 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
   }
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "uniform_ only supports floating-point dtypes, got ",
               self.scalar_type());
+  // The CPU's checks, in its order and words, and its clamping of the bounds
+  // into the dtype's range.
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "check_uniform_bounds", [&] {
+    const auto dtype = self.dtype();
+    const auto lowest = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+    const auto max = static_cast<double>(std::numeric_limits<scalar_t>::max());
+    TORCH_CHECK(from >= lowest && from <= max, "from is out of bounds for ", dtype);
+    TORCH_CHECK(to >= lowest && to <= max, "to is out of bounds for ", dtype);
+    TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+    TORCH_CHECK((to - from) <= max, "uniform_ expects to-from <= std::numeric_limits<",
+                c10::toString(self.scalar_type()), ">::max(), but found to=", to, " and from=", from,
+                " which result in to-from to exceed the limit");
+    from = std::min(std::max(from, lowest), max);
+    to = std::max(std::min(to, max), lowest);
+  });
   const auto [seed, first] = reserve(self, generator);
   launch_fill(self, "aten::uniform_", [seed = seed, first = first, from, to](const at::Tensor& out) {
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "axon_uniform_", [&] {

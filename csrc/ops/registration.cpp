@@ -23,6 +23,7 @@
 #include "host_execution/direct_kernels.h"
 #include "host_execution/foreach_chains.h"
 #include "host_execution/random.h"
+#include "host_execution/value_checks_at_call.h"
 #include "ops/copy.h"
 #include "ops/cpu_fallback.h"
 #include "ops/generic_operators.h"
@@ -80,11 +81,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(fused_gru_cell_backward));
 
   // Dtypes CUDA accepts and the CPU refuses (narrow floating dtypes: below).
-  const std::set<std::string_view> hand_written{"histc", "histc.out", "nansum", "nansum.out"};
+  const std::set<std::string_view> hand_written{"histc",
+                                                "histc.out",
+                                                "nansum",
+                                                "nansum.out",
+                                                "normal.Tensor_Tensor",
+                                                "normal.Tensor_Tensor_out",
+                                                "normal.float_Tensor",
+                                                "normal.float_Tensor_out"};
   m.impl("histc", TORCH_FN(histc));
   m.impl("histc.out", TORCH_FN(histc_out));
   m.impl("nansum", TORCH_FN(nansum));
   m.impl("nansum.out", TORCH_FN(nansum_out));
+  // Value checks CUDA makes at the call (value_checks_at_call.h).
+  m.impl("normal.Tensor_Tensor", TORCH_FN(normal_tensor_tensor));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tensor_tensor_out));
+  m.impl("normal.float_Tensor", TORCH_FN(normal_float_tensor));
+  m.impl("normal.float_Tensor_out", TORCH_FN(normal_float_tensor_out));
 
   // The hottest small operators: unboxed kernels for their common cases,
   // the generic kernel below for the rest (direct_kernels.h).
