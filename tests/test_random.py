@@ -329,3 +329,19 @@ def test_dropout_lays_out_its_results_as_the_cpu(layout):
         torch.manual_seed(3)
         in_place = torch.nn.functional.dropout(on_axon.clone(), p, inplace=True)
         assert torch.equal(functional.cpu(), in_place.cpu())
+
+
+@pytest.mark.parametrize("draw", ["normal_", "uniform_"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool, torch.float32])
+@pytest.mark.parametrize("numel", [0, 3])
+def test_draws_into_other_dtypes_raise_or_not_as_on_the_cpu(draw, dtype, numel):
+    # An empty integer tensor's normal_ draws nothing on the CPU (torch.randn(0, dtype=torch.int32) works: PyTorch's
+    # test_add_scalar_with_empty_list_and_empty_tensor); others raise NotImplementedError with the CPU's message.
+    outcomes = []
+    for device in ("cpu", "axon"):
+        try:
+            getattr(torch.empty(numel, dtype=dtype, device=device), draw)()
+            outcomes.append("drawn")
+        except NotImplementedError as error:
+            outcomes.append(str(error).splitlines()[0])
+    assert outcomes[1] == outcomes[0]

@@ -151,9 +151,8 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
     at::Tensor parts = at::view_as_real(self);
     return uniform_(parts, from, to, generator), self;
   }
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "uniform_ only supports floating-point dtypes, got ",
-              self.scalar_type());
-  // The CPU's checks, in its order and words, and its clamping of the bounds
+  // The CPU's checks, in its order and words (other dtypes: NotImplementedError
+  // "check_uniform_bounds" not implemented), and its clamping of the bounds
   // into the dtype's range.
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "check_uniform_bounds", [&] {
     const auto dtype = self.dtype();
@@ -191,8 +190,11 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
     normal_(parts, mean, std / std::sqrt(2.0), generator);
     return self;
   }
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "normal_ only supports floating-point dtypes, got ",
-              self.scalar_type());
+  // As on the CPU: an empty tensor of any dtype draws nothing; the CPU
+  // kernel's dispatch refuses other dtypes, with its message.
+  if (self.numel() == 0) return self;
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"normal_kernel_cpu\" not implemented for '",
+                              self.scalar_type(), "'");
   const auto [seed, first] = reserve(self, generator);
   launch_fill(self, "aten::normal_", [seed = seed, first = first, mean, std](const at::Tensor& out) {
     const int64_t numel = out.numel();
