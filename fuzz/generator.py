@@ -37,7 +37,7 @@ DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int
           torch.complex64)
 DTYPE_WEIGHTS = (6, 1.5, 1.5, 1, 2.5, 1, 1, 1)
 EXACT_LIMIT = {torch.float16: 2048, torch.bfloat16: 256, torch.float32: 2**24, torch.float64: 2**53,
-               torch.complex64: 2**24, torch.complex128: 2**53}
+               torch.complex32: 2048, torch.complex64: 2**24, torch.complex128: 2**53}
 ANY = object()
 NAME = re.compile(r"\b([thnse]\d+)\b")
 
@@ -53,8 +53,9 @@ def exact_values(tensor: torch.Tensor) -> bool:
     values = tensor.detach().resolve_conj().resolve_neg()
     values = torch.view_as_real(values) if values.is_complex() else values
     values = values.double()
-    return bool(torch.isfinite(values).all()) and bool((values == values.round()).all()) \
-        and float(values.abs().max()) <= EXACT_LIMIT[tensor.dtype]
+    limit = EXACT_LIMIT.get(tensor.dtype)  # a dtype without one (float8) is not taken as exact
+    return limit is not None and bool(torch.isfinite(values).all()) and bool((values == values.round()).all()) \
+        and float(values.abs().max()) <= limit
 
 
 class ProgramGenerator:

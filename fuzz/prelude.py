@@ -107,7 +107,7 @@ def bindings(device_type):
 # Unit roundoff of each floating dtype; values compare within TOLERANCE_ULPS of it,
 # relative to the element and to the tensor's largest finite magnitude.
 EPSILON = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7, torch.float32: 2.0**-23, torch.float64: 2.0**-52,
-           torch.complex64: 2.0**-23, torch.complex128: 2.0**-52}
+           torch.complex32: 2.0**-10, torch.complex64: 2.0**-23, torch.complex128: 2.0**-52}
 TOLERANCE_ULPS = 16
 
 

@@ -65,7 +65,7 @@ at::Tensor pattern(int64_t elements, const at::TensorOptions& options) {
   // Rarer dtypes (float8, unsigned 16-64 bit): the same values through int64
   // temporaries.
   const at::Tensor index = at::arange(elements, at::TensorOptions().dtype(at::kLong));
-  if (at::isFloatingType(options.dtype().toScalarType())) {
+  if (at::isFloatingType(options.dtype().toScalarType()) || at::isComplexType(options.dtype().toScalarType())) {
     return index.remainder(5).to(at::kDouble).mul(0.25).add(0.5).to(options);
   }
   return index.remainder(2).to(options);
