@@ -21,13 +21,6 @@
 namespace axon {
 namespace {
 
-// Runs `name`'s functional ("") or "out" overload through the generic kernel;
-// returns its result.
-c10::IValue run_generic(const char* name, const char* overload, torch::jit::Stack stack) {
-  stream_kernel(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload), &stack);
-  return stack.back();
-}
-
 // Integer values lie on exact points of a float64 line, so counting them
 // there puts each in the bin CUDA's integer arithmetic puts it in.
 at::Tensor as_counted(const at::Tensor& self) {
@@ -183,7 +176,7 @@ at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
                   std::optional<at::ScalarType> dtype) {
   if (!self.is_complex()) {
     const c10::IValue dims = dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue();
-    return run_generic("aten::nansum", "", {self, dims, keepdim, dtype}).toTensor();
+    return stream_kernel_by_name("aten::nansum", "", {self, dims, keepdim, dtype}).toTensor();
   }
   const at::Tensor zeroed = at::where(at::isnan(self), at::zeros({}, self.options()), self);
   return at::sum(zeroed, dim, keepdim, dtype);
@@ -193,7 +186,7 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
                        std::optional<at::ScalarType> dtype, at::Tensor& out) {
   if (!self.is_complex()) {
     const c10::IValue dims = dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue();
-    run_generic("aten::nansum", "out", {self, dims, keepdim, dtype, out});
+    stream_kernel_by_name("aten::nansum", "out", {self, dims, keepdim, dtype, out});
     return out;
   }
   const at::Tensor zeroed = at::where(at::isnan(self), at::zeros({}, self.options()), self);
@@ -202,7 +195,7 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
 
 at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
   check_histc_range(self, bins, min, max);
-  const at::Tensor counts = run_generic("aten::histc", "", {as_counted(self), bins, min, max}).toTensor();
+  const at::Tensor counts = stream_kernel_by_name("aten::histc", "", {as_counted(self), bins, min, max}).toTensor();
   return counts.scalar_type() == self.scalar_type() ? counts : counts.to(self.scalar_type());
 }
 
@@ -210,7 +203,7 @@ at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& mi
                       at::Tensor& out) {
   if (as_counted(self).is_same(self)) {
     check_histc_range(self, bins, min, max);
-    run_generic("aten::histc", "out", {self, bins, min, max, out});
+    stream_kernel_by_name("aten::histc", "out", {self, bins, min, max, out});
     return out;
   }
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histogram: input tensor and hist tensor should ",

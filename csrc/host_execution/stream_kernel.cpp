@@ -424,7 +424,8 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK_NOT_IMPLEMENTED(plan.unsupported_reason.empty(), "[axon] ", plan.name,
                               " cannot run through the generic axon kernel: ", plan.unsupported_reason);
   const size_t num_args = op.schema().arguments().size();
-  type_optional_tensor_lists(*stack, num_args);
+  for (const int i : plan.optional_tensor_list_arguments)
+    type_optional_tensor_list((*stack)[stack->size() - num_args + i]);
   if (plan.host_index_argument >= 0) move_host_indices(*stack, num_args, plan.host_index_argument);
   auto args = torch::jit::last(*stack, num_args);
   const c10::Device device = common_device(plan, args);
@@ -538,6 +539,11 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   torch::jit::drop(*stack, num_args);
   for (auto& result : results) stack->push_back(std::move(result));
+}
+
+c10::IValue stream_kernel_by_name(const char* name, const char* overload, torch::jit::Stack stack) {
+  stream_kernel(c10::Dispatcher::singleton().findSchemaOrThrow(name, overload), &stack);
+  return stack.front();
 }
 
 }  // namespace axon

@@ -28,6 +28,11 @@ namespace axon {
 
 void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// Runs operator `name`.`overload` ("" for the default) through stream_kernel
+// with `stack` as its arguments; returns its first result. For C++ kernels that
+// check or reshape their arguments and then hand the work to the generic path.
+c10::IValue stream_kernel_by_name(const char* name, const char* overload, torch::jit::Stack stack);
+
 // How many calls of each operator (by name.overload) ran synchronously so far;
 // for tests and for finding operators that drain the stream needlessly.
 std::map<std::string, int64_t> synchronous_runs();

@@ -1,17 +1,11 @@
 #include "host_execution/value_checks_at_call.h"
 
 #include <ATen/ATen.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "host_execution/stream_kernel.h"
 
 namespace axon {
 namespace {
-
-c10::IValue run_generic(const char* overload, torch::jit::Stack stack) {
-  stream_kernel(c10::Dispatcher::singleton().findSchemaOrThrow("aten::normal", overload), &stack);
-  return stack.back();
-}
 
 // The CPU's check (ATen's CHECK_NORMAL_TENSOR_STD), with its messages.
 void check_normal_std(const at::Tensor& std) {
@@ -23,25 +17,25 @@ void check_normal_std(const at::Tensor& std) {
 
 at::Tensor normal_tensor_tensor(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> generator) {
   check_normal_std(std);
-  return run_generic("Tensor_Tensor", {mean, std, generator}).toTensor();
+  return stream_kernel_by_name("aten::normal", "Tensor_Tensor", {mean, std, generator}).toTensor();
 }
 
 at::Tensor& normal_tensor_tensor_out(const at::Tensor& mean, const at::Tensor& std,
                                      std::optional<at::Generator> generator, at::Tensor& out) {
   check_normal_std(std);
-  run_generic("Tensor_Tensor_out", {mean, std, generator, out});
+  stream_kernel_by_name("aten::normal", "Tensor_Tensor_out", {mean, std, generator, out});
   return out;
 }
 
 at::Tensor normal_float_tensor(double mean, const at::Tensor& std, std::optional<at::Generator> generator) {
   check_normal_std(std);
-  return run_generic("float_Tensor", {mean, std, generator}).toTensor();
+  return stream_kernel_by_name("aten::normal", "float_Tensor", {mean, std, generator}).toTensor();
 }
 
 at::Tensor& normal_float_tensor_out(double mean, const at::Tensor& std, std::optional<at::Generator> generator,
                                     at::Tensor& out) {
   check_normal_std(std);
-  run_generic("float_Tensor_out", {mean, std, generator, out});
+  stream_kernel_by_name("aten::normal", "float_Tensor_out", {mean, std, generator, out});
   return out;
 }
 

@@ -76,14 +76,11 @@ c10::IValue map_tensors(const c10::IValue& value, F&& map) {
   return value;
 }
 
-// Types each list of tensors and Nones among the last `count` values of
-// `stack` as c10::List<std::optional<at::Tensor>>, so code that asks
+// Types `value`, if it is a list of tensors and Nones, as
+// c10::List<std::optional<at::Tensor>>, so code that asks
 // isOptionalTensorList() (host aliases, cache keys) sees it as one.
-inline void type_optional_tensor_lists(std::vector<c10::IValue>& stack, size_t count) {
-  for (size_t i = stack.size() - count; i < stack.size(); ++i) {
-    if (is_untyped_optional_tensor_list(stack[i]))
-      stack[i] = map_tensors(stack[i], [](const at::Tensor& t) { return t; });
-  }
+inline void type_optional_tensor_list(c10::IValue& value) {
+  if (is_untyped_optional_tensor_list(value)) value = map_tensors(value, [](const at::Tensor& t) { return t; });
 }
 
 // An axon device argument (factories: `device=`) retargeted to `type`, so the

@@ -162,6 +162,13 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
   for (size_t i = 0; i < args.size() && indexing; ++i) {
     if (args[i].name() == "indices" || args[i].name() == "index") plan.host_index_argument = static_cast<int>(i);
   }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::TypePtr& type = args[i].type();
+    if (type->kind() == c10::TypeKind::ListType && type->containedType(0)->kind() == c10::TypeKind::OptionalType &&
+        type->containedType(0)->containedType(0)->kind() == c10::TypeKind::TensorType) {
+      plan.optional_tensor_list_arguments.push_back(static_cast<int>(i));
+    }
+  }
   bool fresh_tensor_returns = false;
   bool non_tensor_returns = false;
   for (const auto& ret : schema.returns()) {

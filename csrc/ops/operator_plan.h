@@ -31,6 +31,9 @@ struct OperatorPlan {
   // whose CPU tensors are moved to the device, as CUDA moves CPU indices;
   // -1 for other operators.
   int host_index_argument = -1;
+  // The arguments the schema types `Tensor?[]` (index, index_put_, ...): the
+  // ones TorchScript may pass as untyped lists (see ops/argument_tensors.h).
+  std::vector<int> optional_tensor_list_arguments;
   // Run with the worker's OpenMP team at any size (launch_on_stream): CPU
   // kernels whose work is far above the bytes they cover (transcendental
   // element-wise functions, topk, scans, LAPACK and FFT calls; the list and
