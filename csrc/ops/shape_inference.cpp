@@ -443,17 +443,17 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   // The fills in fill_order's turn: varied values first for small
   // stand-ins (they let check_out_variant compare results), zeros first for
   // large ones (host memory only where the kernel writes).
-  size_t stand_in_bytes = 0;
   torch::jit::Stack stand_ins;
   torch::jit::Stack functional;
   bool accepted = false;
   varied = false;  // accepted on varied values (not only zeros or ones)
   bool flags_changed = false;
-  for (const Fill fill : fill_order(StandIns(op.schema(), args, Fill::kZeros).bytes())) {
-    StandIns memory(op.schema(), args, fill);
+  StandIns memory(op.schema(), args, Fill::kPattern);
+  const size_t stand_in_bytes = memory.bytes();
+  for (const Fill fill : fill_order(stand_in_bytes)) {
+    memory.refill(fill);
     stand_ins = stand_in_arguments(plan, args, memory);
     functional = stand_ins;
-    stand_in_bytes = std::max(stand_in_bytes, memory.bytes());
     const std::vector<int> flags_before = lazy_flags(stand_ins);
     quiet.others.clear();  // the accepted run's warnings are the call's
     accepted = runs_on_cpu(op, functional);

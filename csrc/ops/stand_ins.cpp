@@ -51,12 +51,13 @@ void write_pattern(T* data, int64_t elements) {
 }
 
 at::Tensor pattern(int64_t elements, const at::TensorOptions& options) {
-  at::Tensor out = at::empty({elements}, options);
   switch (options.dtype().toScalarType()) {
 #define AXON_PATTERN_CASE(cpp_type, name)              \
-  case at::k##name:                                    \
+  case at::k##name: {                                  \
+    at::Tensor out = at::empty({elements}, options);   \
     write_pattern(out.data_ptr<cpp_type>(), elements); \
-    return out;
+    return out;                                        \
+  }
     AT_FORALL_SCALAR_TYPES_WITH_COMPLEX(AXON_PATTERN_CASE)
 #undef AXON_PATTERN_CASE
     default:
@@ -149,6 +150,12 @@ at::Tensor StandIns::operator()(const at::Tensor& tensor) {
   stand_in._set_neg(tensor.is_neg());
   tensors_.emplace(tensor.unsafeGetTensorImpl(), stand_in);
   return stand_in;
+}
+
+void StandIns::refill(Fill fill) {
+  fill_ = fill;
+  tensors_.clear();
+  for (auto& entry : spans_) entry.second.memory.reset();
 }
 
 size_t StandIns::bytes() const {

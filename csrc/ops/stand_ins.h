@@ -49,6 +49,10 @@ class StandIns {
   // Measures the spans of `args` the stand-ins will cover; allocates nothing.
   StandIns(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args, Fill fill);
 
+  // Drops the stand-ins made so far (a refused try's); those made from here
+  // on are filled with `fill`. The measured spans stay.
+  void refill(Fill fill);
+
   // The stand-in of `tensor` (CPU tensors and undefined ones pass through).
   at::Tensor operator()(const at::Tensor& tensor);
 
