@@ -133,6 +133,7 @@ void Scheduler::run_worker(int device) {
       }
     }
     ++stream->completed;
+    completions_.fetch_add(1, std::memory_order_release);
     if (waiting_hosts_ > 0 && (hosts_waiting_on_anything_ > 0 || stream->completed >= stream->host_wake_ticket)) {
       stream->host_wake_ticket = std::numeric_limits<std::uint64_t>::max();  // waiters still short re-register
       host_wakeup_.notify_all();
@@ -147,6 +148,13 @@ void Scheduler::spin_for_submission(const DeviceWorker& worker, std::uint64_t se
   constexpr auto kSpin = std::chrono::microseconds(50);
   const auto deadline = std::chrono::steady_clock::now() + kSpin;
   while (worker.submissions.load(std::memory_order_acquire) == seen) {
+    for (int i = 0; i < 64; ++i) pause_instruction();
+    if (std::chrono::steady_clock::now() >= deadline) return;
+  }
+}
+
+void Scheduler::spin_for_completion(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const {
+  while (completions_.load(std::memory_order_acquire) == seen) {
     for (int i = 0; i < 64; ++i) pause_instruction();
     if (std::chrono::steady_clock::now() >= deadline) return;
   }

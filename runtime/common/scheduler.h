@@ -100,8 +100,9 @@ class Scheduler {
   // the item of its ticket or is destroyed. Woken only when one of those
   // items finishes, not by every completion: a host waiting for a long queue
   // of small kernels would otherwise be woken (a futex wake and a context
-  // switch, on a core the worker needs) once per kernel. Refused on a device
-  // worker thread.
+  // switch, on a core the worker needs) once per kernel. Spins for up to
+  // kHostSpin first, so a wait for work about to finish (reading a scalar
+  // back) costs no futex sleep and wake. Refused on a device worker thread.
   void wait_for_tickets(Lock& lock, const std::vector<StreamTicket>& targets);
 
   // axon_device_synchronize: waits (taking the lock) for the work queued so
@@ -142,6 +143,8 @@ class Scheduler {
   void run_worker(int device);
   // Spins (without the lock) until an item is submitted to the device or a short while passes.
   static void spin_for_submission(const DeviceWorker& worker, std::uint64_t seen);
+  // Spins (without the lock) until an item of any device completes or `deadline` passes.
+  void spin_for_completion(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const;
   axon_stream_object* pick_ready_stream(const DeviceWorker& worker) const;
   void complete_marker(axon_stream_object* stream, QueueItem& item);
   void execute_work(QueueItem& item, axon_status* status, std::string* message);
@@ -151,6 +154,8 @@ class Scheduler {
   std::condition_variable host_wakeup_;
   int waiting_hosts_ = 0;
   int hosts_waiting_on_anything_ = 0;  // in wait_until: woken by every completion
+  // Items completed on all devices so far; read without the lock by a waiting host's spin.
+  std::atomic<std::uint64_t> completions_{0};
   bool stopping_ = false;
   std::uint64_t next_failure_order_ = 0;
   std::vector<std::unique_ptr<DeviceWorker>> devices_;

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -219,6 +221,42 @@ TEST(Stream, SynchronizingHostsAreNotWokenByEachFinishedItem) {
   ASSERT_AXON_OK(axon_device_synchronize(0));
   EXPECT_EQ(finished.load(), 2 * kItems);
   EXPECT_LT(voluntary_context_switches_of_this_thread() - before, kItems / 10) << "axon_device_synchronize";
+}
+
+// A waiting host spins a short while before it sleeps. Work that finishes
+// just as the spin ends (the task lengths below sweep across it) must still
+// wake the host: a completion between the spin's end and the sleep, missed,
+// leaves the wait hanging, so the waits run on a thread the test gives a
+// deadline.
+TEST(Stream, WaitsEndingAroundTheHostSpinAreNeverMissed) {
+  auto waits = std::async(std::launch::async, [] {
+    ScopedStream stream(0);
+    unsigned char back = 0;
+    const unsigned char* device = nullptr;
+    void* pointer = nullptr;
+    if (axon_memory_allocate(0, 1, &pointer) != AXON_SUCCESS) return std::string("allocate failed");
+    device = static_cast<const unsigned char*>(pointer);
+    for (int round = 0; round < 3000; ++round) {
+      const auto length = std::chrono::nanoseconds(20 * (round % 3000));  // 0 to 60 us
+      if (axon_test::launch(stream.get(), [length] {
+            busy_wait(std::chrono::duration_cast<std::chrono::microseconds>(length));
+          }) != AXON_SUCCESS) {
+        return std::string("launch failed");
+      }
+      const axon_status status =
+          round % 2 == 0 ? axon_stream_synchronize(stream.get()) : axon_memory_copy(&back, device, 1, stream.get());
+      if (status != AXON_SUCCESS) return "wait failed in round " + std::to_string(round);
+    }
+    axon_memory_free(pointer);
+    return std::string();
+  });
+  if (waits.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    // The hung thread cannot be joined, and the future's destructor would.
+    std::fprintf(stderr, "a wait did not return within 60 s: a completion was missed\n");
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  EXPECT_EQ(waits.get(), "");
 }
 
 namespace {
