@@ -21,6 +21,7 @@ def tiny_cases(device: str) -> dict:
     a = torch.randn(16, device=device)
     b = torch.randn(16, device=device)
     m = torch.randn(4, 4, device=device)
+    one = torch.zeros(1, device=device)
     return {
         "add (16)": lambda: a + b,
         "mul_ in place (16)": lambda: a.mul_(1.0),
@@ -29,6 +30,8 @@ def tiny_cases(device: str) -> dict:
         "mm (4x4)": lambda: m @ m,
         "view + transpose (4x4)": lambda: m.view(16).view(4, 4).t(),
         "zeros (16)": lambda: torch.zeros(16, device=device),
+        # Reading back waits for the device: a sleep and a wake-up there would cost more than the work.
+        "item after add_ (1)": lambda: one.add_(1.0).item(),
     }
 
 
