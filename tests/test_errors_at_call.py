@@ -163,6 +163,11 @@ CPU_AND_CUDA_CHECKS = {
     "histc out= of infinite data": lambda d: torch.histc(torch.tensor([float("-inf")], device=d),
                                                          out=torch.empty(100, device=d)),
     "zeros of a size below -2**62": lambda d: torch.zeros(-6744789213055875072, device=d),
+    # The CPU alone: ATen leaves one_hot's values to scatter_'s check elsewhere (csrc/ops/one_hot.cpp).
+    "one_hot of a negative class": lambda d: torch.nn.functional.one_hot(torch.tensor([3, 4, -1, 0], device=d), -1),
+    "one_hot of a class past num_classes": lambda d: torch.nn.functional.one_hot(torch.tensor([3, 4, 1, 0], device=d),
+                                                                                3),
+    "one_hot with a negative num_classes": lambda d: torch.nn.functional.one_hot(torch.tensor([0], device=d), -5),
 }
 
 
@@ -174,6 +179,21 @@ def test_value_and_bound_checks_raise_the_cpus_error_at_the_call(case):
     with pytest.raises(RuntimeError) as on_axon:
         call("axon")  # nothing waits after the call: a check left to the device's worker would not raise here
     assert str(on_axon.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
+
+
+@pytest.mark.parametrize("classes", [[3, 0, 5, 1], [[0, 1, 2], [5, 4, 3]], 5], ids=["1d", "2d", "0d"])
+@pytest.mark.parametrize("num_classes", [-1, 6])
+def test_valid_one_hot_calls_agree_with_the_cpu_with_and_without_autograd(classes, num_classes):
+    classes = torch.tensor(classes)
+    expected = torch.nn.functional.one_hot(classes, num_classes)
+    for mode in (torch.enable_grad, torch.no_grad, torch.inference_mode):
+        with mode():
+            result = torch.nn.functional.one_hot(classes.to("axon"), num_classes)
+        assert result.device.type == "axon" and torch.equal(result.cpu(), expected)
+    with pytest.raises(RuntimeError, match="LongTensor"):
+        torch.nn.functional.one_hot(classes.int().to("axon"))
+    empty = torch.nn.functional.one_hot(torch.zeros(0, 2, dtype=torch.long, device="axon"), 3)
+    assert empty.shape == (0, 2, 3)
 
 
 def test_valid_normal_and_histc_calls_still_agree_with_the_cpu():
