@@ -55,3 +55,23 @@ def test_new_memory_is_filled_as_on_the_cpu(dtype):
                      lambda device: torch.zeros(4, dtype=dtype, device=device).resize_(3, 3)):
             torch.testing.assert_close(make("axon").cpu(), make("cpu"), rtol=0, atol=0, equal_nan=True)
 
+
+
+def test_an_alert_the_cpu_kernel_raises_comes_at_the_call_after_the_shape_was_seen_without_the_mode():
+    # put_ without accumulation has no deterministic implementation: the CPU raises at the call. Its call shape,
+    # seen first without the mode, must not let the later call skip the check (PyTorch's
+    # test_nondeterministic_alert_put).
+    target = torch.randn(10, device="axon")
+    indices = torch.tensor([0, 0], device="axon")
+    values = torch.tensor([0.0, 1.0], device="axon")
+    target.put_(indices, values)
+    with DeterministicGuard(True):
+        with pytest.raises(RuntimeError, match="put_ does not have a deterministic implementation"):
+            target.put_(indices, values)
+        torch.axon.synchronize()  # nothing was left queued to fail
+    with DeterministicGuard(True, warn_only=True):
+        with pytest.warns(UserWarning, match="put_ does not have a deterministic implementation"):
+            target.put_(indices, values)
+    target.put_(indices, values)
+    torch.axon.synchronize()
+    assert target.cpu()[0].item() == 1.0

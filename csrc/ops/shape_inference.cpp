@@ -13,6 +13,7 @@
 #include <c10/util/Exception.h>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -87,6 +88,13 @@ class KeyBuilder {
     words_.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(&op.schema())));
     // Global state that decides result dtypes (int / int -> default dtype).
     words_.push_back(static_cast<int64_t>(c10::typeMetaToScalarType(c10::get_default_dtype())));
+    // Global state some CPU kernels check whatever the data: under
+    // torch.use_deterministic_algorithms, put_ and others raise (or warn,
+    // with warn_only) on the stand-ins. A call shape cached with the mode
+    // off would skip that run and leave the error to the worker.
+    const at::Context& context = at::globalContext();
+    words_.push_back(static_cast<int64_t>(context.deterministicAlgorithms()) +
+                     2 * static_cast<int64_t>(context.deterministicAlgorithmsWarnOnly()));
   }
 
   bool add(const c10::IValue& value) {
