@@ -163,7 +163,11 @@ CPU_AND_CUDA_CHECKS = {
     "histc out= of infinite data": lambda d: torch.histc(torch.tensor([float("-inf")], device=d),
                                                          out=torch.empty(100, device=d)),
     "zeros of a size below -2**62": lambda d: torch.zeros(-6744789213055875072, device=d),
-    # The CPU alone: ATen leaves one_hot's values to scatter_'s check elsewhere (csrc/ops/one_hot.cpp).
+    # The CPU alone: CUDA checks these in its kernels (csrc/ops/one_hot.cpp, value_checks_at_call.h).
+    "masked_scatter_ with a short source": lambda d: torch.zeros(5, device=d).masked_scatter_(
+        torch.tensor([True, False, True, True, False], device=d), torch.ones(2, device=d)),
+    "masked_scatter with a short broadcast source": lambda d: torch.zeros(2, 3, device=d).masked_scatter(
+        torch.tensor([True, False, True], device=d), torch.ones(3, device=d)),
     "one_hot of a negative class": lambda d: torch.nn.functional.one_hot(torch.tensor([3, 4, -1, 0], device=d), -1),
     "one_hot of a class past num_classes": lambda d: torch.nn.functional.one_hot(torch.tensor([3, 4, 1, 0], device=d),
                                                                                 3),

@@ -39,6 +39,19 @@ at::Tensor& normal_float_tensor_out(double mean, const at::Tensor& std, std::opt
   return out;
 }
 
+at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {
+  // Only where the source may be short: a source with an element for every
+  // element of self cannot run out, and needs no read-back. Malformed calls
+  // (a mask of another dtype or shape) get the kernel's own checks.
+  if (mask.scalar_type() == at::kBool && at::is_expandable_to(mask.sizes(), self.sizes()) &&
+      source.numel() < self.numel()) {
+    const int64_t ones = mask.expand(self.sizes()).sum().item<int64_t>();
+    TORCH_CHECK(ones <= source.numel(), "Number of elements of source < number of ones in mask");
+  }
+  stream_kernel_by_name("aten::masked_scatter_", "", {self, mask, source});
+  return self;
+}
+
 void check_histc_range(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
   if (bins <= 0 || self.numel() == 0 || min.toDouble() != max.toDouble()) return;
   if (!at::isFloatingType(self.scalar_type()) || at::isfinite(self).all().item<bool>()) return;

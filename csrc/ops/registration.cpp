@@ -88,7 +88,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                                 "normal.Tensor_Tensor",
                                                 "normal.Tensor_Tensor_out",
                                                 "normal.float_Tensor",
-                                                "normal.float_Tensor_out"};
+                                                "normal.float_Tensor_out",
+                                                "masked_scatter_"};
   m.impl("histc", TORCH_FN(histc));
   m.impl("histc.out", TORCH_FN(histc_out));
   m.impl("nansum", TORCH_FN(nansum));
@@ -98,6 +99,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("normal.Tensor_Tensor_out", TORCH_FN(normal_tensor_tensor_out));
   m.impl("normal.float_Tensor", TORCH_FN(normal_float_tensor));
   m.impl("normal.float_Tensor_out", TORCH_FN(normal_float_tensor_out));
+  m.impl("masked_scatter_", TORCH_FN(masked_scatter_));
 
   // The hottest small operators: unboxed kernels for their common cases,
   // the generic kernel below for the rest (direct_kernels.h).
