@@ -28,12 +28,22 @@ def axon(*shape, dtype=torch.float32):
         # out= being an input makes the call in-place, which cannot resize (ldexp_ is mul_out(self, self, ...)).
         (lambda: (lambda x: torch.mul(x, axon(5, 5), out=x))(axon(5, 1)), RuntimeError, "doesn't match the broadcast"),
         (lambda: axon(5, 1).ldexp_(axon(5, 5)), RuntimeError, "doesn't match the broadcast shape"),
+        # Writing an expanded tensor: axon's own random and copy kernels make TensorIterator's checks.
+        (lambda: axon(1).expand(6).bernoulli_(0.5), RuntimeError, "more than one element of the written-to tensor"),
+        (lambda: axon(1).expand(6).uniform_(), RuntimeError, "more than one element of the written-to tensor"),
+        (lambda: axon(1).expand(6).normal_(), RuntimeError, "more than one element of the written-to tensor"),
+        (lambda: axon(1).expand(6).random_(), RuntimeError, "more than one element of the written-to tensor"),
+        (lambda: axon(1).expand(6).copy_(axon(6)), RuntimeError, "more than one element of the written-to tensor"),
+        (lambda: axon(1).expand(6).copy_(torch.ones(6)), RuntimeError, "more than one element of the written-to"),
+        (lambda: (lambda x: x[:9].copy_(x[4:13]))(axon(18)), RuntimeError, "some elements of the input tensor and"),
+        (lambda: torch.ops.aten._local_scalar_dense(axon(0)), RuntimeError, "Empty tensor not supported"),
         # The CPU refuses integer convolutions only for some algorithms (dilated ones).
         (lambda: torch.nn.functional.conv1d(axon(1, 1, 6, dtype=torch.int32), axon(1, 1, 2, dtype=torch.int32),
                                             dilation=2), NotImplementedError, "not implemented for 'Int'"),
     ],
     ids=["alpha", "float_index", "bitwise_float", "inplace_expanded", "inplace_resize", "cpu_out", "random_bounds",
-         "out_is_input", "ldexp_", "dilated_int_conv"],
+         "out_is_input", "ldexp_", "bernoulli_expanded", "uniform_expanded", "normal_expanded", "random_expanded",
+         "copy_expanded", "host_copy_expanded", "copy_partial_overlap", "empty_local_scalar_dense", "dilated_int_conv"],
 )
 def test_argument_errors_raise_at_the_call(call, error, message):
     with pytest.raises(error, match=message):

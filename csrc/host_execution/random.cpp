@@ -6,6 +6,7 @@
 // The result is therefore independent of threading, and a tensor of n
 // elements advances the generator's offset by ceil(n/2) blocks.
 #include "host_execution/random.h"
+#include <ATen/MemoryOverlap.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
@@ -139,7 +140,10 @@ void launch_fill(const at::Tensor& self, const char* name, Fill fill) {
   });
 }
 
+// Checks that the fill may write `self` (the CPU's TensorIterator makes the
+// same check at the call, before drawing), then reserves its draws.
 std::pair<uint64_t, uint64_t> reserve(const at::Tensor& self, const std::optional<at::Generator>& generator) {
+  at::assert_no_internal_overlap(self);
   return resolve_generator(generator, self.device().index())->reserve_blocks(blocks_for(self.numel()));
 }
 

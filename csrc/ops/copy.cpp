@@ -10,6 +10,7 @@
 // (ATen's CPU copy over aliases) or on the host side of the transfer.
 #include "ops/copy.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/_local_scalar_dense.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
@@ -170,7 +171,12 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   }
   const bool src_on_axon = src.is_privateuseone();
   const bool dst_on_axon = dst.is_privateuseone();
+  // ATen's copy_ hands a PrivateUse1 copy to _copy_from before its
+  // TensorIterator would check the written-to tensor, so the CPU's checks
+  // are made here, at the call.
+  at::assert_no_internal_overlap(dst);
   if (src_on_axon && dst_on_axon) {
+    at::assert_no_partial_overlap(dst, src);
     if (src.device() == dst.device()) {
       const c10::DeviceGuard guard(dst.device());
       copy_on_device(dst, src);
@@ -195,7 +201,9 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 c10::Scalar local_scalar_dense(const at::Tensor& self) {
-  TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
+  // The CPU kernel's check and words; Tensor.item() checks for exactly one
+  // element before it gets here, and a direct call reads the first, as there.
+  TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: Empty tensor not supported");
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   const c10::DeviceGuard guard(self.device());
   AXON_CHECK(axon_memory_copy(host.data_ptr(), self.data_ptr(), self.element_size(),
