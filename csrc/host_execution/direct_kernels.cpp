@@ -14,6 +14,7 @@
 #include <ATen/ops/zero_cpu_dispatch.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string_view>
@@ -71,13 +72,28 @@ bool counted(bool ran_inline) {
   return ran_inline;
 }
 
+// Contiguous with the strides a fresh tensor of its sizes gets, which a
+// direct call's fresh contiguous result matches. A tensor can be contiguous
+// with other strides where a dimension has size 1 (a channels-last
+// (N, C, 1, 1) tensor): the CPU's result keeps those strides, so such calls
+// take the generic kernel, which finds the CPU's layout.
+bool row_major(const at::Tensor& tensor) {
+  if (!tensor.is_contiguous()) return false;
+  int64_t expected = 1;
+  for (int64_t d = tensor.dim() - 1; d >= 0; --d) {
+    if (tensor.stride(d) != expected) return false;
+    expected *= std::max<int64_t>(tensor.size(d), 1);
+  }
+  return true;
+}
+
 // The second operand of a direct elementwise call with `self`: an axon
-// tensor of self's device, dtype and sizes, contiguous like self; or a
+// tensor of self's device, dtype and sizes, row-major like self; or a
 // Python number (number has a value).
 bool direct_other(const at::Tensor& self, const at::Tensor& other, std::optional<c10::Scalar>& number) {
   if (other.is_privateuseone()) {
     return direct_operand(other) && other.device() == self.device() && other.scalar_type() == self.scalar_type() &&
-           other.sizes().equals(self.sizes()) && other.is_contiguous();
+           other.sizes().equals(self.sizes()) && row_major(other);
   }
   number = python_number(other, self.scalar_type());
   return number.has_value();
@@ -101,7 +117,7 @@ bool direct_alpha(const c10::Scalar& alpha, at::ScalarType dtype) {
 template <class Compute>
 std::optional<at::Tensor> binary(const char* name, InlineBinary inline_op, const c10::Scalar& alpha,
                                  const at::Tensor& self, const at::Tensor& other, Compute compute) {
-  if (!direct_operand(self) || self.scalar_type() == at::kBool || !self.is_contiguous()) return std::nullopt;
+  if (!direct_operand(self) || self.scalar_type() == at::kBool || !row_major(self)) return std::nullopt;
   std::optional<c10::Scalar> number;
   if (!direct_other(self, other, number) || !direct_device(self.device())) return std::nullopt;
   const c10::DeviceGuard guard(self.device());
@@ -168,7 +184,7 @@ at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
 
 at::Tensor relu(const at::Tensor& self) {
   static const DirectOperator op("relu");
-  if (direct_operand(self) && self.is_contiguous() && direct_device(self.device())) {
+  if (direct_operand(self) && row_major(self) && direct_device(self.device())) {
     const c10::DeviceGuard guard(self.device());
     at::Tensor out = fresh(self.sizes(), self.scalar_type());
     if (counted(inline_relu(out, self))) return out;
