@@ -210,6 +210,15 @@ def test_valid_one_hot_calls_agree_with_the_cpu_with_and_without_autograd(classe
     assert empty.shape == (0, 2, 3)
 
 
+def test_one_hot_traces_with_symbolic_sizes():
+    # Dynamo's fake tensors reach axon's one_hot kernel (registered before the Python key): it must not ask them
+    # for values or an element count (fuzz seed 670416: "Cannot call numel() on tensor with symbolic sizes").
+    function = torch.compile(lambda t: torch.nn.functional.one_hot(t, 5) * 2, backend="eager", dynamic=True)
+    for n in (3, 4):
+        classes = torch.arange(n) % 5
+        assert torch.equal(function(classes.to("axon")).cpu(), torch.nn.functional.one_hot(classes, 5) * 2)
+
+
 def test_valid_normal_and_histc_calls_still_agree_with_the_cpu():
     torch.manual_seed(0)
     draws = torch.normal(torch.zeros(1000, device="axon"), torch.full((1000,), 2.0, device="axon")).cpu()

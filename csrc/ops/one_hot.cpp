@@ -19,8 +19,14 @@ namespace axon {
 namespace {
 
 at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
+  // Tensors without data skip the checks: fake and functional tensors reach
+  // this kernel first while torch.compile traces (AutogradPrivateUse1 comes
+  // before the Python key), and symbolic sizes have no element count to ask.
+  const bool has_data =
+      !self.unsafeGetTensorImpl()->has_symbolic_sizes_strides() &&
+      !self.key_set().has_any(c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}));
   // Other dtypes and empty inputs: the composite's own checks and messages.
-  if (self.scalar_type() == at::kLong && self.numel() > 0) {
+  if (has_data && self.scalar_type() == at::kLong && self.numel() > 0) {
     const auto [smallest, largest] = at::aminmax(self);
     const at::Tensor range = at::stack({smallest, largest}).cpu();
     const int64_t min_value = range[0].item<int64_t>();
