@@ -391,6 +391,20 @@ def test_unsigned_and_empty_inputs_lower_and_match_eager(function, make_input):
         assert g.dtype == e.dtype and torch.equal(g.cpu(), e)
 
 
+def test_a_long_cummax_compiles_without_crashing_the_process():
+    # XLA's CPU compiler crashed the process on cummax's two-operand reduce_window over 512 elements or more (fuzz
+    # seed 671284); such scans run eagerly. In a fresh process: a crash must fail this test, not end the run.
+    result = run_python("""
+        import torch, torch_axon
+        x = torch.randn(1000, dtype=torch.float64)
+        function = torch.compile(lambda t: torch.cummax(t, 0), backend="axon")
+        values, indices = function(x.to("axon"))
+        expected = torch.cummax(x, 0)
+        print(torch.equal(values.cpu(), expected[0]) and torch.equal(indices.cpu(), expected[1]))
+    """, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip().endswith("True"), result.stderr[-2000:]
+
+
 def test_an_op_that_is_the_identity_returns_a_new_tensor():
     # floor of an integer tensor lowers to its input; the result must not alias that input.
     def floor_then_bump(x):

@@ -347,6 +347,12 @@ def _logcumsumexp(context, node, x, dim):
     return context.convert(result, meta.dtype)
 
 
+# The longest scan cummax/cummin lower. XLA's CPU compiler (jax 0.10.2's plugin) crashes the process, with a
+# segmentation fault or an abort, on the two-operand reduce_window below once its window spans 512 elements;
+# 256 compiles and runs (fuzz seed 671284: 70001). Longer scans run as eager kernels between compiled parts.
+_LONGEST_COMPILED_EXTREME_SCAN = 256
+
+
 @lowers(aten.cummax.default, aten.cummin.default)
 def _cumulative_extreme(context, node, x, dim):
     """Running max/min with the index of the latest extreme (PyTorch updates on >= / <=; a NaN sticks and
@@ -359,6 +365,8 @@ def _cumulative_extreme(context, node, x, dim):
     dim = normalize_dim(dim, x.rank)
     if x.shape[dim] == 0:  # XLA rejects a window of size 0; empty values and indices
         return [x, context.constant(0, torch.int64, x.shape)]
+    if x.shape[dim] > _LONGEST_COMPILED_EXTREME_SCAN:
+        raise LoweringError(f"cumulative max/min over {x.shape[dim]} elements (XLA's CPU compiler crashes on it)")
     is_max = node.target == aten.cummax.default
     dtype = x.dtype
     scalar, index = tensor_type((), dtype), tensor_type((), torch.int64)
