@@ -23,6 +23,12 @@ inline void pause_instruction() {
 #endif
 }
 
+// How long an idle worker spins for the next submission before it sleeps:
+// long enough to cover the host's dispatch of one small operator (a few
+// microseconds in Python), short enough that an idle device gives its core
+// back at once for practical purposes.
+constexpr auto kWorkerSpin = std::chrono::microseconds(50);
+
 // Device whose worker is the current thread, -1 on every other thread.
 thread_local int current_worker_device = -1;
 
@@ -90,10 +96,10 @@ void Scheduler::run_worker(int device) {
       if (drained) {
         // Spin a little before sleeping: a host queuing small kernels back to
         // back then hands them over without a futex wake per submission,
-        // which cost more than the kernels themselves (see spin_for_submission).
+        // which cost more than the kernels themselves (see kWorkerSpin).
         const std::uint64_t seen = worker.submissions.load(std::memory_order_acquire);
         lock.unlock();
-        spin_for_submission(worker, seen);
+        spin_until_changed(worker.submissions, seen, std::chrono::steady_clock::now() + kWorkerSpin);
         lock.lock();
         if (worker.submissions.load(std::memory_order_acquire) != seen || stopping_) continue;
       }
@@ -141,20 +147,9 @@ void Scheduler::run_worker(int device) {
   }
 }
 
-void Scheduler::spin_for_submission(const DeviceWorker& worker, std::uint64_t seen) {
-  // Long enough to cover the host's dispatch of one small operator (a few
-  // microseconds in Python), short enough that an idle device gives its
-  // core back at once for practical purposes.
-  constexpr auto kSpin = std::chrono::microseconds(50);
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
-  while (worker.submissions.load(std::memory_order_acquire) == seen) {
-    for (int i = 0; i < 64; ++i) pause_instruction();
-    if (std::chrono::steady_clock::now() >= deadline) return;
-  }
-}
-
-void Scheduler::spin_for_completion(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const {
-  while (completions_.load(std::memory_order_acquire) == seen) {
+void Scheduler::spin_until_changed(const std::atomic<std::uint64_t>& counter, std::uint64_t seen,
+                                   std::chrono::steady_clock::time_point deadline) {
+  while (counter.load(std::memory_order_acquire) == seen) {
     for (int i = 0; i < 64; ++i) pause_instruction();
     if (std::chrono::steady_clock::now() >= deadline) return;
   }

@@ -214,7 +214,7 @@ void Scheduler::wait_for_tickets(Lock& lock, const std::vector<StreamTicket>& ta
     if (std::chrono::steady_clock::now() < spin_deadline) {
       const std::uint64_t seen = completions_.load(std::memory_order_acquire);
       lock.unlock();
-      spin_for_completion(seen, spin_deadline);
+      spin_until_changed(completions_, seen, spin_deadline);
       lock.lock();
       continue;  // checked again under the lock before any sleep, so no wake is missed
     }

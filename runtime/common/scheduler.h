@@ -141,10 +141,10 @@ class Scheduler {
   void refuse_waiting_on_worker_thread() const;
   void start_worker(int device);
   void run_worker(int device);
-  // Spins (without the lock) until an item is submitted to the device or a short while passes.
-  static void spin_for_submission(const DeviceWorker& worker, std::uint64_t seen);
-  // Spins (without the lock) until an item of any device completes or `deadline` passes.
-  void spin_for_completion(std::uint64_t seen, std::chrono::steady_clock::time_point deadline) const;
+  // Spins (without the lock) until `counter` moves past `seen` or `deadline`
+  // passes: a worker waiting for a submission, a host for a completion.
+  static void spin_until_changed(const std::atomic<std::uint64_t>& counter, std::uint64_t seen,
+                                 std::chrono::steady_clock::time_point deadline);
   axon_stream_object* pick_ready_stream(const DeviceWorker& worker) const;
   void complete_marker(axon_stream_object* stream, QueueItem& item);
   void execute_work(QueueItem& item, axon_status* status, std::string* message);
