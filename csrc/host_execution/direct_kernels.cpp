@@ -13,6 +13,7 @@
 #include <ATen/ops/sum_cpu_dispatch.h>
 #include <ATen/ops/zero_cpu_dispatch.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/strides.h>
 
 #include <algorithm>
 #include <array>
@@ -77,15 +78,7 @@ bool counted(bool ran_inline) {
 // with other strides where a dimension has size 1 (a channels-last
 // (N, C, 1, 1) tensor): the CPU's result keeps those strides, so such calls
 // take the generic kernel, which finds the CPU's layout.
-bool row_major(const at::Tensor& tensor) {
-  if (!tensor.is_contiguous()) return false;
-  int64_t expected = 1;
-  for (int64_t d = tensor.dim() - 1; d >= 0; --d) {
-    if (tensor.stride(d) != expected) return false;
-    expected *= std::max<int64_t>(tensor.size(d), 1);
-  }
-  return true;
-}
+bool row_major(const at::Tensor& tensor) { return tensor.strides().equals(c10::contiguous_strides(tensor.sizes())); }
 
 // The second operand of a direct elementwise call with `self`: an axon
 // tensor of self's device, dtype and sizes, row-major like self; or a
