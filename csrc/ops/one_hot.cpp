@@ -22,6 +22,8 @@ at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
   // Tensors without data skip the checks: fake and functional tensors reach
   // this kernel first while torch.compile traces (AutogradPrivateUse1 comes
   // before the Python key), and symbolic sizes have no element count to ask.
+  // Not at::isTensorSubclassLike: that is also true for real tensors under
+  // any dispatch mode (a FlopCounterMode), whose values can be checked.
   const bool has_data =
       !self.unsafeGetTensorImpl()->has_symbolic_sizes_strides() &&
       !self.key_set().has_any(c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}));
