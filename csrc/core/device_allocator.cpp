@@ -1,5 +1,7 @@
 #include "core/device_allocator.h"
 
+#include <c10/core/impl/COW.h>
+
 #include <algorithm>
 #include <limits>
 #include <mutex>
@@ -8,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -623,6 +626,57 @@ class DeviceCache {
 
 void free_block(void* context);
 
+// Blocks whose DataPtr has the data pointer as its context, as ATen's
+// copy-on-write requires (core/copy_on_write.h): found by address. Only
+// storages that were lazily cloned are here; every other DataPtr carries its
+// block as its context, which spares the kernels' launches a lookup.
+class SharedBlocks {
+ public:
+  void add(Block* block) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocks_.emplace(block->ptr, block);
+  }
+  Block* find(const void* address) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = blocks_.find(address);
+    return found == blocks_.end() ? nullptr : found->second;
+  }
+  Block* take(const void* address) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto found = blocks_.find(address);
+    if (found == blocks_.end()) return nullptr;
+    Block* block = found->second;
+    blocks_.erase(found);
+    return block;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<const void*, Block*> blocks_;
+};
+
+SharedBlocks& shared_blocks() {
+  static auto* blocks = new SharedBlocks();  // leaked like the allocator: freed tensors may outlive statics
+  return *blocks;
+}
+
+// The deleter of a shared block's DataPtr (its context is the data pointer).
+void free_shared_block(void* data) {
+  if (Block* block = shared_blocks().take(data)) free_block(block);
+}
+
+// The block behind an axon DataPtr: its context, or, for a shared block or
+// one wrapped for copy-on-write, the block at its address. Null for empty
+// and foreign memory.
+Block* block_of(const c10::DataPtr& data_ptr) {
+  if (data_ptr.get_deleter() == &free_block) return static_cast<Block*>(data_ptr.get_context());
+  if (data_ptr.get() == nullptr) return nullptr;
+  if (data_ptr.get_deleter() == &free_shared_block || c10::impl::cow::is_cow_data_ptr(data_ptr)) {
+    return shared_blocks().find(data_ptr.get());
+  }
+  return nullptr;
+}
+
 class AxonDeviceAllocator final : public c10::DeviceAllocator {
  public:
   AxonDeviceAllocator() {
@@ -655,8 +709,11 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
 
   c10::DeleterFnPtr raw_deleter() const override { return &free_block; }
 
+  // ATen's copy-on-write copies a shared storage for its writer through
+  // clone(), which calls this (core/copy_on_write.h): queued on the current
+  // stream, before the write that asked for it.
   void copy_data(void* destination, const void* source, std::size_t count) const override {
-    AXON_CHECK(axon_memory_copy(destination, source, count, current_stream_handle()), "copying device memory");
+    AXON_CHECK(axon_memory_copy_async(destination, source, count, current_stream_handle()), "copying device memory");
   }
 
   bool initialized() override { return true; }
@@ -668,8 +725,8 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
   }
 
   void recordStream(const c10::DataPtr& data_ptr, c10::Stream stream) override {
-    auto* block = static_cast<Block*>(data_ptr.get_context());
-    if (block == nullptr || data_ptr.get_deleter() != &free_block) {
+    Block* block = block_of(data_ptr);
+    if (block == nullptr) {
       return;  // empty tensors and foreign memory need no tracking
     }
     cache(block->device).record_stream(block, stream);
@@ -729,11 +786,22 @@ void free_block(void* context) {
 c10::DeviceAllocator* device_allocator() { return &allocator_instance(); }
 
 void* device_allocator_host_view(const c10::DataPtr& data_ptr) {
-  if (data_ptr.get_deleter() != &free_block) return nullptr;
-  const auto* block = static_cast<const Block*>(data_ptr.get_context());
+  const Block* block = block_of(data_ptr);
   // A storage's bytes begin where its block does (blocks are never split).
   if (block == nullptr || block->host_view == nullptr || data_ptr.get() != block->ptr) return nullptr;
   return block->host_view;
+}
+
+void device_allocator_share_by_address(const c10::Storage& storage) {
+  c10::DataPtr& data_ptr = storage.unsafeGetStorageImpl()->_mutable_data_ptr_no_checks();
+  if (data_ptr.get_deleter() != &free_block || data_ptr.get() == nullptr) return;
+  auto* block = static_cast<Block*>(data_ptr.get_context());
+  if (block->ptr != data_ptr.get()) return;
+  shared_blocks().add(block);
+  const c10::Device device = data_ptr.device();
+  void* data = data_ptr.get();
+  static_cast<void>(data_ptr.move_context().release());  // the registry holds the block now
+  storage.set_data_ptr_noswap(c10::DataPtr(data, data, &free_shared_block, device));
 }
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Storage.h>
 #include <c10/core/Stream.h>
 
 #include <cstdint>
@@ -34,6 +35,12 @@ c10::DeviceAllocator* device_allocator();
 // did not (memory the host cannot address, memory from elsewhere): then
 // ask the driver.
 void* device_allocator_host_view(const c10::DataPtr& data_ptr);
+
+// Gives `storage`'s DataPtr (an allocation of this allocator, or nothing is
+// done) its data pointer as its context, which ATen's copy-on-write requires
+// of a storage it lazily clones (core/copy_on_write.h). The block is found
+// by address from then on, by the allocator's own lookups too.
+void device_allocator_share_by_address(const c10::Storage& storage);
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream);
 

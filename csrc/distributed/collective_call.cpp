@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/copy_on_write.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
 #include "distributed/process_group_axon.h"
@@ -144,6 +145,9 @@ at::Tensor CollectiveCall::transport_buffer(const at::Tensor& tensor, bool copy_
 
 at::Tensor CollectiveCall::stage(const at::Tensor& tensor, const char* role, bool copy_in, bool copy_back) {
   check(tensor, role);
+  // Written: memory of its own first if a lazy clone shares it, the copy
+  // queued on the current stream, which the collective waits for.
+  if (copy_back) materialize_for_write(tensor.storage());
   keep(tensor);
   if (tensor.is_contiguous()) return transport_buffer(tensor, copy_in, copy_back);
   use_issue_stream();
@@ -198,6 +202,7 @@ at::Tensor CollectiveCall::reduce_input(const at::Tensor& tensor, const ReducePl
 
 at::Tensor CollectiveCall::premultiplied(const at::Tensor& tensor, const ReducePlan& plan, bool copy_back) {
   check(tensor, "input");
+  if (copy_back) materialize_for_write(tensor.storage());  // as stage() does
   keep(tensor);
   use_issue_stream();
   at::Tensor staged = staging_buffer(tensor);

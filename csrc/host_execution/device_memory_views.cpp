@@ -10,6 +10,7 @@
 
 #include "axon/runtime.h"
 #include "core/check.h"
+#include "core/copy_on_write.h"
 #include "core/device.h"
 #include "core/device_allocator.h"
 #include "core/pinned_memory_allocator.h"
@@ -77,8 +78,10 @@ c10::Storage host_storage_over(void* data, std::size_t bytes) {
 HostAliases::StorageView& HostAliases::view_of(const at::Tensor& tensor) {
   const c10::Storage& device_storage = tensor.storage();
   const c10::StorageImpl* key = device_storage.unsafeGetStorageImpl();
+  const void* bytes = device_storage.data();
   for (StorageView& view : storages_) {
-    if (view.device_storage.unsafeGetStorageImpl() == key) return view;
+    // A view made before its storage got memory of its own (copy-on-write) is not this one.
+    if (view.device_storage.unsafeGetStorageImpl() == key && view.device_bytes == bytes) return view;
   }
   StorageView view;
   view.device_storage = device_storage;
@@ -101,6 +104,10 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
   if (!tensor.defined() || !tensor.is_privateuseone()) {
     return tensor;
   }
+  if (access != Access::read && C10_UNLIKELY(is_copy_on_write(tensor.storage()))) {
+    materialize_for_write(tensor.storage());
+    forget_stale_view(tensor.storage());
+  }
   StorageView& view = view_of(tensor);
   const auto extent = byte_extent(tensor);
   // The range written back is one interval: its bytes must all be staged in,
@@ -117,6 +124,20 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
   at::Tensor alias = viewed_like(tensor, view.host_storage, c10::DispatchKey::CPU);
   tensors_.emplace_back(tensor.unsafeGetTensorImpl(), alias);
   return alias;
+}
+
+void HostAliases::forget_stale_view(const c10::Storage& device_storage) {
+  // Aliases made earlier in this call keep the shared bytes, as a CPU
+  // kernel's pointers read before a write would; later ones see the new.
+  const void* bytes = device_storage.data();
+  for (const StorageView& view : storages_) {
+    if (view.device_storage.unsafeGetStorageImpl() != device_storage.unsafeGetStorageImpl() ||
+        view.device_bytes == bytes) {
+      continue;
+    }
+    const c10::StorageImpl* stale = view.host_storage.unsafeGetStorageImpl();
+    std::erase_if(tensors_, [&](const auto& entry) { return entry.second.storage().unsafeGetStorageImpl() == stale; });
+  }
 }
 
 c10::IValue HostAliases::alias(const c10::IValue& value, Access access) {
@@ -181,14 +202,21 @@ void HostAliases::stage_out(axon_stream stream) {
   launch_on_stream(stream, "releasing host staging buffers", [buffers]() mutable { buffers->clear(); });
 }
 
-std::size_t DeferredAliases::add(const at::Tensor& tensor) {
+std::size_t DeferredAliases::add(const at::Tensor& tensor, Access access) {
+  const c10::Storage& device_storage = tensor.storage();
+  if (access != Access::read) materialize_for_write(device_storage);
+  // Matched by identity and by memory: a storage given memory of its own for
+  // a write (copy-on-write) is a new one here; earlier aliases keep the old.
+  const c10::StorageImpl* key = device_storage.unsafeGetStorageImpl();
+  const void* bytes = device_storage.data();
   const c10::TensorImpl* impl = tensor.unsafeGetTensorImpl();
   for (std::size_t i = 0; i < views_.size(); ++i) {
-    if (views_[i].device == impl) return i;
+    if (views_[i].device == impl && storages_[views_[i].storage].device_bytes == bytes) return i;
   }
-  const c10::Storage& device_storage = tensor.storage();
   std::size_t storage = 0;
-  while (storage < storages_.size() && storages_[storage].device != device_storage.unsafeGetStorageImpl()) ++storage;
+  while (storage < storages_.size() && (storages_[storage].device != key || storages_[storage].device_bytes != bytes)) {
+    ++storage;
+  }
   if (storage == storages_.size()) {
     Storage added;
     added.device = device_storage.unsafeGetStorageImpl();

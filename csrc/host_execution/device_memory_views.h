@@ -87,6 +87,9 @@ class HostAliases {
   };
 
   StorageView& view_of(const at::Tensor& tensor);
+  // After `device_storage` got memory of its own for a write: its aliases
+  // made before, over the shared memory, are not handed out again.
+  void forget_stale_view(const c10::Storage& device_storage);
 
   std::vector<StorageView> storages_;
   std::vector<std::pair<const c10::TensorImpl*, at::Tensor>> tensors_;
@@ -105,7 +108,10 @@ class DeferredAliases {
   // Records axon tensor `tensor`, whose memory the host must be able to
   // address (host_addressable; HostAliases stages other memory), and returns
   // the position make() gives its alias.
-  std::size_t add(const at::Tensor& tensor);
+  // Where `access` says the kernel writes it, a storage shared with a lazy
+  // clone first gets memory of its own (core/copy_on_write.h); the default
+  // assumes a write, for callers that do not say.
+  std::size_t add(const at::Tensor& tensor, Access access = Access::write);
 
   // Bytes of device memory the recorded tensors cover.
   std::size_t bytes_covered() const;

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "compiled_execution/compiled_kernel.h"
+#include "core/copy_on_write.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
 #include "host_execution/cuda_dtypes.h"
@@ -100,10 +101,14 @@ inline bool direct_device(c10::Device device) {
   return host_addressable(device.index()) && !compiled_kernels_first(device);
 }
 
-// A dense axon tensor of a direct dtype without lazy conjugation/negation.
+// A dense axon tensor of a direct dtype without lazy conjugation/negation,
+// whose memory is its own: a storage shared with a lazy clone takes the
+// generic kernel, which knows from the schema which operands are written
+// and gives only those memory of their own (core/copy_on_write.h).
 inline bool direct_operand(const at::Tensor& tensor) {
   return tensor.defined() && tensor.is_privateuseone() && tensor.layout() == c10::kStrided &&
-         direct_dtype(tensor.scalar_type()) && !tensor.is_conj() && !tensor.is_neg() && !tensor._is_zerotensor();
+         direct_dtype(tensor.scalar_type()) && !tensor.is_conj() && !tensor.is_neg() && !tensor._is_zerotensor() &&
+         !is_copy_on_write(tensor.storage());
 }
 
 // A fresh axon tensor on the current device, contiguous unless `format`

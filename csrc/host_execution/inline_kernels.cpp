@@ -12,6 +12,7 @@
 #endif
 
 #include "axon/stream.h"
+#include "core/copy_on_write.h"
 #include "core/device_allocator.h"
 #include "core/stream.h"
 #include "host_execution/device_memory_views.h"
@@ -91,6 +92,7 @@ struct InlineWork {
 // address: the direct kernels' callers checked).
 char* host_address(const at::Tensor& tensor) {
   const c10::Storage& storage = tensor.storage();
+  materialize_for_write(storage);  // the direct kernels decline shared storages they check; this covers the rest
   auto* base = static_cast<char*>(
       host_bytes_for_kernel(const_cast<void*>(storage.data()), device_allocator_host_view(storage.data_ptr())));
   return base + tensor.storage_offset() * static_cast<int64_t>(tensor.itemsize());

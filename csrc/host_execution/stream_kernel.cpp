@@ -174,7 +174,7 @@ torch::jit::Stack host_aliases(const OperatorPlan& plan, c10::ArrayRef<c10::IVal
   stack.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     stack.push_back(
-        aliases.alias(map_tensors(args[i], value_at_call), plan.argument_is_mutable[i] ? Access::write : Access::read));
+        aliases.alias(map_tensors(args[i], value_at_call), plan.argument_is_written[i] ? Access::write : Access::read));
   }
   return stack;
 }
@@ -285,21 +285,22 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
   DeferredAliases& aliases = call->aliases;
   c10::SmallVector<c10::IValue, 8>& values = call->values;
   c10::SmallVector<int, 8>& operand_aliases = call->operand_aliases;
-  const auto add_operand = [&](const c10::IValue& operand) {
+  const auto add_operand = [&](const c10::IValue& operand, Access access) {
     if (operand.isTensor() && operand.toTensor().defined() && operand.toTensor().is_privateuseone()) {
       values.emplace_back();
-      operand_aliases.push_back(static_cast<int>(aliases.add(operand.toTensor())));
+      operand_aliases.push_back(static_cast<int>(aliases.add(operand.toTensor(), access)));
     } else {
       values.push_back(operand.isTensor() ? c10::IValue(value_at_call(operand.toTensor()))
                                           : retarget_device(operand, c10::kCPU));
       operand_aliases.push_back(-1);
     }
   };
-  for (const c10::IValue& arg : args) add_operand(arg);
+  for (size_t i = 0; i < args.size(); ++i)
+    add_operand(args[i], plan.argument_is_written[i] ? Access::write : Access::read);
   c10::SmallVector<int, 4>& result_aliases = call->result_aliases;
   for (size_t i = 0; i < results.size(); ++i) {
     if (strategy == Strategy::kOutVariant) {
-      add_operand(results[i]);
+      add_operand(results[i], Access::overwrite);
     } else if (strategy == Strategy::kCopyBack) {
       const bool delivered = plan.return_argument[i] < 0 && results[i].toTensor().defined();
       result_aliases.push_back(delivered ? static_cast<int>(aliases.add(results[i].toTensor())) : -1);
@@ -387,7 +388,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     worked_on_copy[i] = work_on_copy;
     cpu_stack.push_back(work_on_copy
                             ? map_tensors(args[i], [](const at::Tensor& t) { return t.cpu(); })
-                            : aliases.alias(args[i], plan.argument_is_mutable[i] ? Access::write : Access::read));
+                            : aliases.alias(args[i], plan.argument_is_written[i] ? Access::write : Access::read));
   }
   substitute_generator(cpu_stack, plan, device, largest_numel(args));
   const std::vector<c10::IValue> host_arguments(cpu_stack.begin(), cpu_stack.end());

@@ -133,6 +133,14 @@ std::optional<c10::OperatorHandle> find_out_operator(const c10::FunctionSchema& 
   return std::nullopt;
 }
 
+// Arguments ATen's CPU kernels write that their schemas do not mark as
+// written: native_batch_norm and batch_norm_update_stats update the running
+// statistics in place (the functional and legit forms mark or return them).
+bool writes_without_annotation(const std::string& op, const std::string& argument) {
+  return (op == "aten::native_batch_norm" || op == "aten::batch_norm_update_stats") &&
+         (argument == "running_mean" || argument == "running_var");
+}
+
 OperatorPlan make_plan(const c10::OperatorHandle& op) {
   const auto& schema = op.schema();
   OperatorPlan plan;
@@ -145,6 +153,7 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
   for (size_t i = 0; i < args.size(); ++i) {
     const bool is_mutable = args[i].alias_info() != nullptr && args[i].alias_info()->isWrite();
     plan.argument_is_mutable.push_back(is_mutable);
+    plan.argument_is_written.push_back(is_mutable || writes_without_annotation(schema.name(), args[i].name()));
     has_mutable_argument = has_mutable_argument || is_mutable;
     if (args[i].type()->kind() == c10::TypeKind::OptionalType &&
         args[i].type()->containedType(0)->kind() == c10::TypeKind::GeneratorType) {

@@ -26,6 +26,11 @@ struct OperatorPlan {
   // For each return: the argument it aliases (in-place / out=), or -1.
   std::vector<int> return_argument;
   std::vector<bool> argument_is_mutable;
+  // The arguments the CPU kernel writes: the mutable ones, and those a few
+  // schemas write without saying so (batch norm's running statistics). A
+  // storage shared with a lazy clone gets memory of its own before such a
+  // call (core/copy_on_write.h).
+  std::vector<bool> argument_is_written;
   int generator_argument = -1;
   // The argument of indexing operators (index, index_put_, index_fill_, ...)
   // whose CPU tensors are moved to the device, as CUDA moves CPU indices;
