@@ -14,7 +14,7 @@ import itertools
 
 import pytest
 import torch
-from conftest import direct_launches
+from conftest import direct_launches, run_python
 from torch import nn
 
 batch_norm = torch.ops.aten.native_batch_norm
@@ -191,3 +191,27 @@ def test_backward_calls_the_kernel_declines_match_the_cpu(case):
     if case == "double":
         x, gradient, weight = x.double(), gradient.double(), weight.double()
     check_backward(gradient, x, weight, [True, True, True], direct=False, training=case != "eval")
+
+
+def test_running_statistics_are_written_back_where_the_host_cannot_address_device_memory():
+    # native_batch_norm and batch_norm_update_stats update running_mean and running_var in place although
+    # their schemas do not mark them written; the generic kernel used to stage them in only, so on such a
+    # driver the running statistics silently stayed as they were (operator_plan.cpp, writes_without_annotation).
+    output = run_python(
+        """
+import torch
+x = torch.randn(4, 3) + 5
+calls = [lambda x, m, v: torch.native_batch_norm(x, None, None, m, v, True, 0.1, 1e-5),
+         lambda x, m, v: torch.batch_norm_update_stats(x, m, v, 0.1),
+         lambda x, m, v: torch.nn.functional.batch_norm(x, m, v, training=True)]
+for call in calls:
+    mean, var = torch.zeros(3, device="axon"), torch.ones(3, device="axon")
+    host_mean, host_var = torch.zeros(3), torch.ones(3)
+    call(x.to("axon"), mean, var)
+    call(x, host_mean, host_var)
+    print(torch.allclose(mean.cpu(), host_mean) and torch.allclose(var.cpu(), host_var))
+""",
+        {"TORCH_DEVICE_BACKEND_AUTOLOAD": "1", "AXON_EMULATED_PRIVATE_MEMORY": "1"},
+    )
+    assert output.returncode == 0, output.stderr
+    assert output.stdout.split() == ["True"] * 3
