@@ -240,7 +240,7 @@ Sharing sharing_with_results(const std::vector<at::Tensor>& tensors, const std::
     bool seen_itself = false;
     for (const at::Tensor& tensor : tensors) {
       if (!tensor.storage().is_alias_of(written.storage())) continue;
-      const bool same = tensor.data_ptr() == written.data_ptr() && tensor.sizes() == written.sizes() &&
+      const bool same = tensor.const_data_ptr() == written.const_data_ptr() && tensor.sizes() == written.sizes() &&
                         tensor.strides() == written.strides() && tensor.dtype() == written.dtype();
       if (!same) return Sharing::kOverlap;
       if (!seen_itself) {

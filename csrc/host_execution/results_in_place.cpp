@@ -118,9 +118,10 @@ Offer offer_of(const at::Tensor& destination) {
 }
 
 bool built_in_place(const at::Tensor& destination, const at::Tensor& result) {
-  return result.defined() && result.data_ptr() == destination.data_ptr() && result.sizes() == destination.sizes() &&
-         result.strides() == destination.strides() && result.dtype() == destination.dtype() &&
-         result.is_conj() == destination.is_conj() && result.is_neg() == destination.is_neg();
+  return result.defined() && result.const_data_ptr() == destination.const_data_ptr() &&
+         result.sizes() == destination.sizes() && result.strides() == destination.strides() &&
+         result.dtype() == destination.dtype() && result.is_conj() == destination.is_conj() &&
+         result.is_neg() == destination.is_neg();
 }
 
 // Whether `result`'s bytes lie in memory some offer handed out.

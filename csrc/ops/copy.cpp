@@ -35,7 +35,7 @@ bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
 
 bool is_pinned(const at::Tensor& tensor) {
   int pinned = 0;
-  return axon_host_pointer_is_pinned(tensor.data_ptr(), &pinned) == AXON_SUCCESS && pinned != 0;
+  return axon_host_pointer_is_pinned(tensor.const_data_ptr(), &pinned) == AXON_SUCCESS && pinned != 0;
 }
 
 // Same-device copy on the current stream: a byte copy when layouts agree,
@@ -48,7 +48,7 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   const axon_stream stream = current_stream_handle(dst.device().index());
   const bool with_team = dst.nbytes() >= kSingleThreadBelowBytes && host_addressable(dst.device().index());
   if (bytes_match(dst, src) && !with_team) {
-    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), src.data_ptr(), dst.nbytes(), stream),
+    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), src.const_data_ptr(), dst.nbytes(), stream),
                "copying between axon tensors");
     return;
   }
@@ -83,12 +83,13 @@ void copy_between_devices(const at::Tensor& dst, const at::Tensor& src) {
   // The source block may be freed while this copy is queued on another stream.
   device_allocator_record_stream(staged.storage().data_ptr(), dst_stream);
   if (bytes_match(dst, staged)) {
-    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), staged.data_ptr(), dst.nbytes(), stream_handle(dst_stream)),
+    AXON_CHECK(axon_memory_copy_async(dst.data_ptr(), staged.const_data_ptr(), dst.nbytes(), stream_handle(dst_stream)),
                "copying between axon devices");
   } else {
     at::Tensor landed = at::empty(dst.sizes(), dst.options());
-    AXON_CHECK(axon_memory_copy_async(landed.data_ptr(), staged.data_ptr(), landed.nbytes(), stream_handle(dst_stream)),
-               "copying between axon devices");
+    AXON_CHECK(
+        axon_memory_copy_async(landed.data_ptr(), staged.const_data_ptr(), landed.nbytes(), stream_handle(dst_stream)),
+        "copying between axon devices");
     copy_on_device(dst, landed);
   }
   // Later work on the source device (say, an in-place update of src) must
@@ -119,9 +120,9 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_
   if (!bytes_match(dst, host)) {
     landing = at::empty_strided(host.sizes(), host.strides(), dst.options());
   }
-  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), host.data_ptr(), host.nbytes(), stream_handle(stream)),
+  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), host.const_data_ptr(), host.nbytes(), stream_handle(stream)),
              "copying from host to axon");
-  if (landing.data_ptr() != dst.data_ptr()) {
+  if (landing.const_data_ptr() != dst.const_data_ptr()) {
     copy_on_device(dst, landing);
   }
   if (non_blocking && host.is_same(src) && is_pinned(src)) {
@@ -145,9 +146,9 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_
   const c10::Stream stream = current_stream(src.device().index());
   const bool direct = bytes_match(dst, device_source);
   at::Tensor landing = direct ? dst : at::empty_strided(device_source.sizes(), device_source.strides(), dst.options());
-  AXON_CHECK(
-      axon_memory_copy_async(landing.data_ptr(), device_source.data_ptr(), landing.nbytes(), stream_handle(stream)),
-      "copying from axon to host");
+  AXON_CHECK(axon_memory_copy_async(landing.data_ptr(), device_source.const_data_ptr(), landing.nbytes(),
+                                    stream_handle(stream)),
+             "copying from axon to host");
   if (non_blocking && direct && is_pinned(dst)) {
     pinned_memory_record_use(dst.storage().data_ptr(), stream);
     return;  // the caller synchronizes before reading, as with CUDA
@@ -206,7 +207,7 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: Empty tensor not supported");
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   const c10::DeviceGuard guard(self.device());
-  AXON_CHECK(axon_memory_copy(host.data_ptr(), self.data_ptr(), self.element_size(),
+  AXON_CHECK(axon_memory_copy(host.data_ptr(), self.const_data_ptr(), self.element_size(),
                               current_stream_handle(self.device().index())),
              "reading a scalar from axon (Tensor.item)");
   return at::_local_scalar_dense(host);
