@@ -141,3 +141,19 @@ print(torch.equal(original.cpu(), torch.arange(12.0).exp()), torch.equal(clone.c
     )
     assert output.returncode == 0, output.stderr
     assert output.stdout.split() == ["True"] * 4
+
+
+@pytest.mark.skipif(torch.axon.device_count() < 2, reason="needs two axon devices")
+@pytest.mark.parametrize("current", [0, 1])
+def test_a_copy_from_another_device_gives_the_destination_its_copy_on_its_own_device(current):
+    # The copy of the shared memory is made on the destination's device and stream, before the cross-device
+    # copy's write, whichever device is current.
+    destination = torch.arange(1 << 16, dtype=torch.float32, device="axon:1")
+    clone = destination._lazy_clone()
+    source = torch.full((1 << 16,), 7.0, device="axon:0")
+    with torch.axon.device(current):
+        for _ in range(3):
+            destination.copy_(source)
+    assert destination.device == torch.device("axon:1") and destination.untyped_storage().device == destination.device
+    assert torch.equal(destination.cpu(), torch.full((1 << 16,), 7.0))
+    assert torch.equal(clone.cpu(), torch.arange(1 << 16, dtype=torch.float32))

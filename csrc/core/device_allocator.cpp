@@ -714,6 +714,12 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
   // stream, before the write that asked for it.
   void copy_data(void* destination, const void* source, std::size_t count) const override {
     AXON_CHECK(axon_memory_copy_async(destination, source, count, current_stream_handle()), "copying device memory");
+    // The source is memory a lazy clone shares. Its last sharer may free it
+    // before this copy runs: the block must wait for this stream, as after a
+    // record_stream, before another stream reuses it.
+    if (Block* shared = shared_blocks().find(source)) {
+      caches_[shared->device]->record_stream(shared, current_stream(current_device()));
+    }
   }
 
   bool initialized() override { return true; }

@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include "core/copy_on_write.h"
 #include "core/device.h"
 #include "distributed/collective_call.h"
 #include "distributed/process_group_axon.h"
@@ -326,6 +327,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupAxon::alltoall(std::vector<at::Tensor
   }
   int64_t output_elements = 0;
   for (auto& tensor : outputs) {
+    materialize_for_write(tensor.storage());  // written after the transport, off this thread
     call.input(tensor);
     TORCH_CHECK_TYPE(tensor.scalar_type() == inputs[0].scalar_type(),
                      "[axon all_to_all] expected every tensor of dtype ", inputs[0].scalar_type(), ", got ",

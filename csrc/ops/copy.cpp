@@ -17,6 +17,7 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "core/check.h"
+#include "core/copy_on_write.h"
 #include "core/device_allocator.h"
 #include "core/host_waits.h"
 #include "core/pinned_memory_allocator.h"
@@ -176,6 +177,9 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // TensorIterator would check the written-to tensor, so the CPU's checks
   // are made here, at the call.
   at::assert_no_internal_overlap(dst);
+  // On dst's device and its current stream, before anything below queues
+  // work there or records an event for it (core/copy_on_write.h).
+  if (dst_on_axon) materialize_for_write(dst.storage());
   if (src_on_axon && dst_on_axon) {
     at::assert_no_partial_overlap(dst, src);
     if (src.device() == dst.device()) {

@@ -17,6 +17,7 @@
 
 #include "axon/executable.h"
 #include "core/check.h"
+#include "core/copy_on_write.h"
 #include "core/device.h"
 #include "core/stream.h"
 #include "core/stream_checks.h"
@@ -76,6 +77,7 @@ class Executable {
                   tensor.device());
       TORCH_CHECK(tensor.is_contiguous() && !tensor.is_conj() && !tensor.is_neg(), "executable binding ", index,
                   " must be dense row-major");
+      materialize_for_write(tensor.storage());  // any binding may be written
       bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
     }
     launch_bindings(bindings, entry_point.c_str(), label);
@@ -170,6 +172,7 @@ class DirectLaunch {
     bindings.reserve(tensor_inputs_.size() + results_.size());
     for (const int64_t position : tensor_inputs_) {
       const at::Tensor& tensor = THPVariable_Unpack(args[position].ptr());
+      materialize_for_write(tensor.storage());  // on the tensor's device, before its pointer is taken
       bindings.push_back(axon_binding{tensor.data_ptr(), tensor.nbytes()});
     }
     for (const Result& result : results_) {
