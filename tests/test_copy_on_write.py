@@ -157,3 +157,30 @@ def test_a_copy_from_another_device_gives_the_destination_its_copy_on_its_own_de
     assert destination.device == torch.device("axon:1") and destination.untyped_storage().device == destination.device
     assert torch.equal(destination.cpu(), torch.full((1 << 16,), 7.0))
     assert torch.equal(clone.cpu(), torch.arange(1 << 16, dtype=torch.float32))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda written, read: torch._foreach_add_([written], [read]),
+        lambda written, read: torch._foreach_add([read], [written]),
+    ],
+    ids=["in place", "fresh results"],
+)
+def test_a_foreach_call_only_reading_shared_memory_keeps_it_shared(call):
+    original, clone = shared_pair()
+    written = torch.ones(12, device="axon")
+    call(written, original)
+    assert is_cow(original) and is_cow(clone) and address(original) == address(clone), "a read copied shared memory"
+    assert torch.equal(clone.cpu(), torch.arange(12.0))
+
+
+def test_a_host_alias_of_shared_memory_writes_only_its_own_tensor():
+    import torch_axon
+
+    original, clone = shared_pair()
+    torch.axon.synchronize()  # the alias waits for no work queued before it
+    host = torch_axon._C._host_alias(original)
+    host.add_(100)  # a CPU write, straight into the alias's memory
+    assert torch.equal(clone.cpu(), torch.arange(12.0)), "writing a host alias changed the lazy clone"
+    assert torch.equal(original.cpu(), torch.arange(12.0) + 100)

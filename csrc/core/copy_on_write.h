@@ -24,9 +24,10 @@ namespace axon {
 // Whether `storage` shares its memory with a lazy clone (or is one): ATen
 // marks such memory with its copy-on-write deleter. Inline: the direct
 // kernels ask it of every operand.
-inline bool is_copy_on_write(const c10::Storage& storage) {
-  return storage && storage.data_ptr().get_deleter() == &c10::impl::cow::cow_deleter;
+inline bool is_copy_on_write(const c10::DataPtr& data_ptr) {
+  return data_ptr.get_deleter() == &c10::impl::cow::cow_deleter;
 }
+inline bool is_copy_on_write(const c10::Storage& storage) { return storage && is_copy_on_write(storage.data_ptr()); }
 
 // Gives `storage` memory of its own if it shares it (a copy queued on the
 // current stream of its device, or the shared memory itself when no other

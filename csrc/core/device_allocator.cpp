@@ -1,7 +1,5 @@
 #include "core/device_allocator.h"
 
-#include <c10/core/impl/COW.h>
-
 #include <algorithm>
 #include <limits>
 #include <mutex>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/copy_on_write.h"
 #include "core/device.h"
 #include "core/host_waits.h"
 #include "core/memory_history.h"
@@ -629,8 +628,11 @@ void free_block(void* context);
 // Blocks whose DataPtr has the data pointer as its context, as ATen's
 // copy-on-write requires (core/copy_on_write.h): found by address. Only
 // storages that were lazily cloned are here; every other DataPtr carries its
-// block as its context, which spares the kernels' launches a lookup.
-class SharedBlocks {
+// block as its context, which spares the kernels' launches a lookup. A block
+// stays here until it is freed, also after its last sharer took the memory
+// back (ATen hands that storage the DataPtr it wrapped): such a storage's
+// launches go on paying a locked lookup.
+class BlocksByAddress {
  public:
   void add(Block* block) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -655,14 +657,14 @@ class SharedBlocks {
   std::unordered_map<const void*, Block*> blocks_;
 };
 
-SharedBlocks& shared_blocks() {
-  static auto* blocks = new SharedBlocks();  // leaked like the allocator: freed tensors may outlive statics
+BlocksByAddress& blocks_by_address() {
+  static auto* blocks = new BlocksByAddress();  // leaked like the allocator: freed tensors may outlive statics
   return *blocks;
 }
 
 // The deleter of a shared block's DataPtr (its context is the data pointer).
-void free_shared_block(void* data) {
-  if (Block* block = shared_blocks().take(data)) free_block(block);
+void free_block_by_address(void* data) {
+  if (Block* block = blocks_by_address().take(data)) free_block(block);
 }
 
 // The block behind an axon DataPtr: its context, or, for a shared block or
@@ -671,8 +673,8 @@ void free_shared_block(void* data) {
 Block* block_of(const c10::DataPtr& data_ptr) {
   if (data_ptr.get_deleter() == &free_block) return static_cast<Block*>(data_ptr.get_context());
   if (data_ptr.get() == nullptr) return nullptr;
-  if (data_ptr.get_deleter() == &free_shared_block || c10::impl::cow::is_cow_data_ptr(data_ptr)) {
-    return shared_blocks().find(data_ptr.get());
+  if (data_ptr.get_deleter() == &free_block_by_address || is_copy_on_write(data_ptr)) {
+    return blocks_by_address().find(data_ptr.get());
   }
   return nullptr;
 }
@@ -717,7 +719,7 @@ class AxonDeviceAllocator final : public c10::DeviceAllocator {
     // The source is memory a lazy clone shares. Its last sharer may free it
     // before this copy runs: the block must wait for this stream, as after a
     // record_stream, before another stream reuses it.
-    if (Block* shared = shared_blocks().find(source)) {
+    if (Block* shared = blocks_by_address().find(source)) {
       caches_[shared->device]->record_stream(shared, current_stream(current_device()));
     }
   }
@@ -803,11 +805,11 @@ void device_allocator_share_by_address(const c10::Storage& storage) {
   if (data_ptr.get_deleter() != &free_block || data_ptr.get() == nullptr) return;
   auto* block = static_cast<Block*>(data_ptr.get_context());
   if (block->ptr != data_ptr.get()) return;
-  shared_blocks().add(block);
+  blocks_by_address().add(block);
   const c10::Device device = data_ptr.device();
   void* data = data_ptr.get();
   static_cast<void>(data_ptr.move_context().release());  // the registry holds the block now
-  storage.set_data_ptr_noswap(c10::DataPtr(data, data, &free_shared_block, device));
+  storage.set_data_ptr_noswap(c10::DataPtr(data, data, &free_block_by_address, device));
 }
 
 void device_allocator_record_stream(const c10::DataPtr& data_ptr, const c10::Stream& stream) {

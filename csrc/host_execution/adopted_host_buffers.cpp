@@ -12,8 +12,11 @@
 #include "axon/memory.h"
 #include "axon/runtime.h"
 #include "core/check.h"
+#include "core/copy_on_write.h"
 #include "core/device.h"
 #include "core/device_allocator.h"
+#include "core/host_waits.h"
+#include "core/stream.h"
 #include "host_execution/device_memory_views.h"
 
 namespace axon {
@@ -170,6 +173,14 @@ at::Tensor owning_host_alias(const at::Tensor& device_tensor) {
                               device_tensor.device(), " is not host-addressable (driver \"", axon_driver_name(),
                               "\"): copy the tensor to the CPU instead");
   const c10::Storage& device_storage = device_tensor.storage();
+  // The caller may write through the alias: a storage shared with a lazy
+  // clone gets memory of its own first. The alias never waits for work the
+  // caller queued, but this copy the caller did not queue: it waits for it.
+  if (is_copy_on_write(device_storage)) {
+    materialize_for_write(device_storage);
+    const c10::DeviceIndex device = device_tensor.device().index();
+    AXON_CHECK(wait_for_stream(current_stream_handle(device)), "copying shared memory for a host alias");
+  }
   void* host_data = nullptr;
   if (device_storage.data() != nullptr) {
     AXON_CHECK(axon_memory_host_view(device_storage.data(), &host_data), "mapping device memory to the host");

@@ -71,6 +71,9 @@ void launch_host_kernel(HostKernelEntry entry, const std::string& kernel_name, c
         const bool written = kind == HostKernelArgument::written_pointer;
         if (tensor->device().is_cpu()) {
           writes_cpu_tensor = writes_cpu_tensor || written;
+          // A written lazy clone gets its own memory here, on the calling
+          // thread: the kernel's data_ptr() must not copy it on the worker.
+          if (written) static_cast<void>(tensor->mutable_data_ptr());
           pointers.emplace_back(i, written ? *tensor : snapshot_of(*tensor));
         } else {
           pointers.emplace_back(i, aliases.alias(*tensor, written ? Access::write : Access::read));

@@ -104,10 +104,7 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
   if (!tensor.defined() || !tensor.is_privateuseone()) {
     return tensor;
   }
-  if (access != Access::read && C10_UNLIKELY(is_copy_on_write(tensor.storage()))) {
-    materialize_for_write(tensor.storage());
-    forget_stale_view(tensor.storage());
-  }
+  if (access != Access::read) materialize_for_write(tensor.storage());
   StorageView& view = view_of(tensor);
   const auto extent = byte_extent(tensor);
   // The range written back is one interval: its bytes must all be staged in,
@@ -118,26 +115,15 @@ at::Tensor HostAliases::alias(const at::Tensor& tensor, Access access) {
     widen(view.write_begin, view.write_end, extent);
     if (++view.writers > 1) widen(view.read_begin, view.read_end, {view.write_begin, view.write_end});
   }
-  for (const auto& [key, alias] : tensors_) {
-    if (key == tensor.unsafeGetTensorImpl()) return alias;
+  // Matched by memory too, as view_of matches: aliases made earlier in this
+  // call over memory a write has since copied (copy-on-write) keep the
+  // shared bytes, as a CPU kernel's pointers read before the write would.
+  for (const TensorAlias& made : tensors_) {
+    if (made.device == tensor.unsafeGetTensorImpl() && made.device_bytes == view.device_bytes) return made.alias;
   }
   at::Tensor alias = viewed_like(tensor, view.host_storage, c10::DispatchKey::CPU);
-  tensors_.emplace_back(tensor.unsafeGetTensorImpl(), alias);
+  tensors_.push_back({tensor.unsafeGetTensorImpl(), view.device_bytes, alias});
   return alias;
-}
-
-void HostAliases::forget_stale_view(const c10::Storage& device_storage) {
-  // Aliases made earlier in this call keep the shared bytes, as a CPU
-  // kernel's pointers read before a write would; later ones see the new.
-  const void* bytes = device_storage.data();
-  for (const StorageView& view : storages_) {
-    if (view.device_storage.unsafeGetStorageImpl() != device_storage.unsafeGetStorageImpl() ||
-        view.device_bytes == bytes) {
-      continue;
-    }
-    const c10::StorageImpl* stale = view.host_storage.unsafeGetStorageImpl();
-    std::erase_if(tensors_, [&](const auto& entry) { return entry.second.storage().unsafeGetStorageImpl() == stale; });
-  }
 }
 
 c10::IValue HostAliases::alias(const c10::IValue& value, Access access) {

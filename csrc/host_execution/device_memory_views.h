@@ -86,13 +86,17 @@ class HostAliases {
     int writers = 0;  // aliases written through
   };
 
+  // One axon tensor's alias, over the device memory it had when made.
+  struct TensorAlias {
+    const c10::TensorImpl* device = nullptr;
+    const char* device_bytes = nullptr;
+    at::Tensor alias;
+  };
+
   StorageView& view_of(const at::Tensor& tensor);
-  // After `device_storage` got memory of its own for a write: its aliases
-  // made before, over the shared memory, are not handed out again.
-  void forget_stale_view(const c10::Storage& device_storage);
 
   std::vector<StorageView> storages_;
-  std::vector<std::pair<const c10::TensorImpl*, at::Tensor>> tensors_;
+  std::vector<TensorAlias> tensors_;
 };
 
 // Host aliases described on the thread that queues a kernel and made by the
@@ -109,9 +113,8 @@ class DeferredAliases {
   // address (host_addressable; HostAliases stages other memory), and returns
   // the position make() gives its alias.
   // Where `access` says the kernel writes it, a storage shared with a lazy
-  // clone first gets memory of its own (core/copy_on_write.h); the default
-  // assumes a write, for callers that do not say.
-  std::size_t add(const at::Tensor& tensor, Access access = Access::write);
+  // clone first gets memory of its own (core/copy_on_write.h).
+  std::size_t add(const at::Tensor& tensor, Access access);
 
   // Bytes of device memory the recorded tensors cover.
   std::size_t bytes_covered() const;

@@ -132,7 +132,9 @@ class DirectLaunch final : public HostLaunch {
   static void queue(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors, Body body,
                     bool team_at_any_size) {
     auto launch = std::make_unique<DirectLaunch>(std::move(body));
-    for (std::size_t i = 0; i < N; ++i) launch->positions_[i] = launch->aliases_.add(*tensors[i]);
+    // Written or not, no operand shares memory with a lazy clone
+    // (direct_operand): `write` only costs the check that stays true.
+    for (std::size_t i = 0; i < N; ++i) launch->positions_[i] = launch->aliases_.add(*tensors[i], Access::write);
     const std::size_t bytes = launch->aliases_.bytes_visited();
     launches_queued.fetch_add(1, std::memory_order_relaxed);
     launch_on_stream(current_stream_handle(device.index()), name, bytes, std::move(launch), team_at_any_size);

@@ -383,8 +383,9 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, Element
   Extents extents;
   bool disjoint = true;
   // Aliases `tensor` for the worker and adds its memory, at `position`, to the call's extents.
-  auto add_operand = [&](const at::Tensor& tensor, std::size_t position) {
-    call.alias_of.push_back(call.aliases.add(tensor));
+  // The first list is the written one (in place, or the fresh results).
+  auto add_operand = [&](const at::Tensor& tensor, std::size_t position, Access access) {
+    call.alias_of.push_back(call.aliases.add(tensor, access));
     if (tensor.numel() == 0) return;
     const auto begin = reinterpret_cast<uintptr_t>(tensor.const_data_ptr());
     const Extent extent{begin + static_cast<uintptr_t>(tensor.nbytes()), position, tensor.itemsize()};
@@ -392,13 +393,13 @@ bool queue_call(const std::vector<at::TensorList>& lists, TileStep step, Element
   };
   for (std::size_t list = 0; list < lists.size(); ++list) {
     for (std::size_t position = 0; position < positions; ++position) {
-      add_operand(lists[list][position], position);
+      add_operand(lists[list][position], position, list == 0 ? Access::write : Access::read);
       numels[position] = lists[list][position].numel();
     }
   }
   if (number.defined()) {
     call.number_tensor = true;
-    add_operand(number, kEveryPosition);
+    add_operand(number, kEveryPosition, Access::read);
   }
   if (!disjoint) return false;
 

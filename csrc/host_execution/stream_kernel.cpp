@@ -303,7 +303,8 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
       add_operand(results[i], Access::overwrite);
     } else if (strategy == Strategy::kCopyBack) {
       const bool delivered = plan.return_argument[i] < 0 && results[i].toTensor().defined();
-      result_aliases.push_back(delivered ? static_cast<int>(aliases.add(results[i].toTensor())) : -1);
+      result_aliases.push_back(delivered ? static_cast<int>(aliases.add(results[i].toTensor(), Access::overwrite))
+                                         : -1);
     }
   }
   const size_t bytes = aliases.bytes_visited();

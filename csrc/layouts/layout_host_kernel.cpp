@@ -133,7 +133,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
   // Tensors the kernel may write, wherever else they are passed.
   std::vector<const c10::TensorImpl*> mutated;
   for (size_t i = 0; i < num_args; ++i) {
-    if (!plan.argument_is_mutable[i]) continue;
+    if (!plan.argument_is_written[i]) continue;
     for_each_tensor(originals[i], [&](const at::Tensor& t) { mutated.push_back(t.unsafeGetTensorImpl()); });
   }
   const auto is_mutated = [&](const at::Tensor& t) {
@@ -164,7 +164,7 @@ void run_synchronously(const c10::OperatorHandle& op, const OperatorPlan& plan, 
     AXON_CHECK(wait_for_stream(stream), plan.name.c_str());
   }
   for (size_t i = 0; i < num_args; ++i) {
-    if (!plan.argument_is_mutable[i]) continue;
+    if (!plan.argument_is_written[i]) continue;
     if (originals[i].isTensor()) call.write_back(originals[i].toTensor(), host_arguments[i].toTensor());
   }
 
