@@ -91,6 +91,33 @@ def test_another_layout_class_runs_its_own_cpu_reference(base_shape, view):
     assert result.stride() == torch.cos(x).stride()
 
 
+LARGE_CALLS = {
+    # Stand-ins of 64 MiB and more are zeros first (stand_ins.h): these calls' first runs are on zeros.
+    "in place": lambda n, device: torch.full((n, 2048), 2.0, device=device).addcmul_(
+        torch.full((n, 2048), 3.0, device=device), torch.full((n, 2048), 0.5, device=device), value=0.25
+    ),
+    "out=": lambda n, device: torch.mm(
+        torch.full((n, 8), 0.5, device=device),
+        torch.full((8, n), 0.25, device=device),
+        out=torch.empty(n, n, device=device),
+    ),
+}
+
+
+@pytest.mark.parametrize("call", list(LARGE_CALLS))
+def test_a_large_first_call_proves_its_layout_class(call):
+    # A first call this large computed the whole result on stand-ins on the calling thread, and, run on zeros, it
+    # proved nothing: every later new size paid that again (a 64 MiB addcmul_ took 100 ms a call, 5 ms once proven).
+    function = LARGE_CALLS[call]
+    function(4200, "axon")
+    before = _runs()
+    for n in (4232, 4264):
+        result, expected = function(n, "axon"), function(n, "cpu")
+        assert result.stride() == expected.stride()
+        torch.testing.assert_close(result.cpu(), expected)
+    assert _runs() == before
+
+
 BROADCAST_CALLS = {
     # A mean's backward divides its gradient, expanded over the reduced dimensions.
     "divide": lambda g, other: g / 64,

@@ -646,8 +646,13 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   outcome->cpu_repeated_warnings.clear();
   // Compared as addresses go: a CPU result whose single dimension has another
   // stride than the meta kernel's (attention's query length of 1) holds its
-  // elements where the meta layout does.
-  outcome->proves_meta_layouts = varied && warnings.empty() && !outcome->avoid_out_variant &&
+  // elements where the meta layout does. A run on zeros or ones proves
+  // layouts too, except where the proof also stands for check_out_variant's
+  // comparison of results, which only varied values make: a call whose
+  // stand-ins are large (zeros first) is then not the last of its class to
+  // pay a full computation on the calling thread (in place, out=).
+  const bool proves_results = varied || plan.strategy != Strategy::kOutVariant;
+  outcome->proves_meta_layouts = proves_results && warnings.empty() && !outcome->avoid_out_variant &&
                                  meta_signature(outcome->returns, outcome->arguments_after, /*addressing_only=*/true) ==
                                      meta_signature(meta_returns, meta_arguments_after, /*addressing_only=*/true);
   return outcome;

@@ -63,10 +63,11 @@ struct MetaOutcome {
   // replaced it: a call that differs only in a Scalar's value may reuse this
   // outcome when its meta kernel gives the same (see infer_outputs).
   std::vector<int64_t> meta_signature;
-  // The CPU kernel accepted varied stand-ins and gave exactly the meta
-  // kernel's layouts, with no warning and no out= trouble: calls of the same
-  // layout class at other sizes may trust their meta run alone (see
-  // infer_outputs).
+  // The CPU kernel accepted the stand-ins (varied ones, for an operator run
+  // through its `.out` overload, whose results were compared) and gave
+  // exactly the meta kernel's layouts, with no warning and no out= trouble:
+  // calls of the same layout class at other sizes may trust their meta run
+  // alone (see infer_outputs).
   bool proves_meta_layouts = false;
 };
 
