@@ -168,6 +168,7 @@ def test_new_sizes_run_no_python_meta_kernel_and_match_the_cpu(case):
     make, function = CASES[case]
     for n in (3, 4, 5):  # the first calls prove the layout class
         function(*_on("axon", make(n)))
+    torch.manual_seed(0)  # the values were whatever earlier tests left the generator at
     cpu_arguments = make(40)
     arguments = _on("axon", cpu_arguments)  # made outside the measured call
     results = []
@@ -182,7 +183,9 @@ def test_new_sizes_run_no_python_meta_kernel_and_match_the_cpu(case):
         # Exact, but the norms: their CPU kernels split sums by thread count, which the device worker's differs in.
         # In bfloat16, the parameters' gradients (sums over the batch) differ from the CPU's by up to 0.1, as they
         # did before these kernels: the device worker's thread count splits the sums differently.
-        exact = {} if "_norm" in case else {"rtol": 0, "atol": 0}
+        # A float32 sum of a few hundred terms in another order differs by several units in its last place: after
+        # some earlier tests' draws, batch norm's bias gradient (2.7) differed from the CPU's by 2e-5.
+        exact = {"rtol": 1e-5, "atol": 1e-4} if "_norm" in case else {"rtol": 0, "atol": 0}
         if "bfloat16" in case and "backward" in case:
             exact = {"rtol": 0.05, "atol": 0.25}
         torch.testing.assert_close(result.cpu(), cpu, **exact)
