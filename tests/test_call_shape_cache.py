@@ -118,6 +118,24 @@ def test_a_large_first_call_proves_its_layout_class(call):
     assert _runs() == before
 
 
+
+def test_a_large_functional_class_back_at_another_size_is_proven_on_varied_values():
+    # Through its .out overload, whose results must be compared with the functional kernel's: a first call on
+    # zeros proves nothing. The class's second size runs on varied values and proves it; the third runs no CPU
+    # reference (a 64 MiB softmax at new sizes took 155 ms a call, 13 ms once proven, the CPU's own 31 ms).
+    def softmax(rows, device):
+        torch.manual_seed(rows)
+        return torch.softmax(torch.randn(rows, 8192).to(device), -1)
+
+    softmax(2048, "axon")
+    runs = _runs()
+    for rows, new_runs in ((2080, 1), (2112, 0), (2144, 0)):
+        result, expected = softmax(rows, "axon"), softmax(rows, "cpu")
+        assert _runs() == runs + new_runs, f"{rows} rows"
+        runs = _runs()
+        assert result.stride() == expected.stride()
+        torch.testing.assert_close(result.cpu(), expected)
+
 BROADCAST_CALLS = {
     # A mean's backward divides its gradient, expanded over the reduced dimensions.
     "divide": lambda g, other: g / 64,

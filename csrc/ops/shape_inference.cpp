@@ -300,7 +300,11 @@ bool same_results(const c10::IValue& first, const c10::IValue& second) {
       if (!at::allclose(a.to(at::kFloat), b.to(at::kFloat), 1e-3, 1e-5, /*equal_nan=*/true)) return false;
       continue;
     }
-    if (inexact ? !at::allclose(a, b, 1e-3, 1e-5, /*equal_nan=*/true) : !at::equal(a, b)) return false;
+    // Equal bits first: one pass that allocates nothing, where allclose
+    // makes several temporaries of the results' size (a 64 MiB first call
+    // spent most of its time in their fresh pages).
+    if (at::equal(a, b)) continue;
+    if (!inexact || !at::allclose(a, b, 1e-3, 1e-5, /*equal_nan=*/true)) return false;
   }
   return true;
 }
@@ -441,7 +445,7 @@ std::atomic<int64_t> reference_run_count{0};
 //    use the output as scratch space); if not, the call runs the functional
 //    kernel and copies instead.
 void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
-                        MetaOutcome& outcome, bool& varied) {
+                        MetaOutcome& outcome, bool varied_first, bool& varied) {
   reference_run_count.fetch_add(1, std::memory_order_relaxed);
   // On the calling thread alone: a team of OpenMP helpers started here would
   // slow every parallel kernel of the device's worker (one_host_thread.h).
@@ -450,7 +454,8 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   c10::WarningUtils::WarningHandlerGuard quiet_guard(&quiet);
   // The fills in fill_order's turn: varied values first for small
   // stand-ins (they let check_out_variant compare results), zeros first for
-  // large ones (host memory only where the kernel writes).
+  // large ones (host memory only where the kernel writes) unless
+  // `varied_first`.
   torch::jit::Stack stand_ins;
   torch::jit::Stack functional;
   bool accepted = false;
@@ -458,7 +463,7 @@ void adopt_cpu_metadata(const c10::OperatorHandle& op, const OperatorPlan& plan,
   bool flags_changed = false;
   StandIns memory(op.schema(), args, Fill::kPattern);
   const size_t stand_in_bytes = memory.bytes();
-  for (const Fill fill : fill_order(stand_in_bytes)) {
+  for (const Fill fill : fill_order(stand_in_bytes, varied_first)) {
     memory.refill(fill);
     stand_ins = stand_in_arguments(plan, args, memory);
     functional = stand_ins;
@@ -602,8 +607,9 @@ bool build_value_free_key(const c10::OperatorHandle& op, c10::ArrayRef<c10::IVal
   return any_free && key.all_tensors_inexact();
 }
 
+// `varied_first`: see fill_order.
 std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const OperatorPlan& plan,
-                                            c10::ArrayRef<c10::IValue> args) {
+                                            c10::ArrayRef<c10::IValue> args, bool varied_first) {
   auto outcome = std::make_shared<MetaOutcome>();
   torch::jit::Stack stack = meta_arguments(args);
   outcome->arguments_after = stack;  // shares the meta tensors: sees resizes
@@ -624,7 +630,7 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   const std::vector<c10::IValue> meta_arguments_after = outcome->arguments_after;
   outcome->returns = std::move(stack);
   bool varied = false;
-  adopt_cpu_metadata(op, plan, args, *outcome, varied);
+  adopt_cpu_metadata(op, plan, args, *outcome, varied_first, varied);
   if (outcome->needs_data) {
     // The CPU kernel runs on the real data and gives its own warnings.
     outcome->arguments_after.clear();
@@ -652,9 +658,11 @@ std::shared_ptr<const MetaOutcome> run_meta(const c10::OperatorHandle& op, const
   // stand-ins are large (zeros first) is then not the last of its class to
   // pay a full computation on the calling thread (in place, out=).
   const bool proves_results = varied || plan.strategy != Strategy::kOutVariant;
-  outcome->proves_meta_layouts = proves_results && warnings.empty() && !outcome->avoid_out_variant &&
-                                 meta_signature(outcome->returns, outcome->arguments_after, /*addressing_only=*/true) ==
-                                     meta_signature(meta_returns, meta_arguments_after, /*addressing_only=*/true);
+  const bool layouts_agree = warnings.empty() && !outcome->avoid_out_variant &&
+                             meta_signature(outcome->returns, outcome->arguments_after, /*addressing_only=*/true) ==
+                                 meta_signature(meta_returns, meta_arguments_after, /*addressing_only=*/true);
+  outcome->proves_meta_layouts = proves_results && layouts_agree;
+  outcome->would_prove_on_varied_values = !proves_results && layouts_agree;
   return outcome;
 }
 
@@ -678,10 +686,13 @@ std::vector<int64_t> proof_key(const std::vector<int64_t>& layout_class, const M
   return words;
 }
 
-// Layout classes some CPU run proved, and the proofs themselves (proof_key).
+// Layout classes some CPU run proved, and the proofs themselves (proof_key);
+// classes whose run would have proved them on varied values
+// (MetaOutcome::would_prove_on_varied_values).
 std::mutex proven_mutex;
 std::unordered_set<std::vector<int64_t>, WordHash> proven_layout_classes;
 std::unordered_set<std::vector<int64_t>, WordHash> proofs;
+std::unordered_set<std::vector<int64_t>, WordHash> classes_awaiting_varied_values;
 
 bool has_proof(const std::vector<int64_t>& words, const std::unordered_set<std::vector<int64_t>, WordHash>& set) {
   std::lock_guard<std::mutex> lock(proven_mutex);
@@ -697,6 +708,13 @@ void remember_proof(const std::vector<int64_t>& layout_class, const MetaOutcome&
   }
   proven_layout_classes.insert(layout_class);
   proofs.insert(std::move(proof));
+  classes_awaiting_varied_values.erase(layout_class);
+}
+
+void await_varied_values(const std::vector<int64_t>& layout_class) {
+  std::lock_guard<std::mutex> lock(proven_mutex);
+  if (classes_awaiting_varied_values.size() >= kMaxCachedOutcomes) classes_awaiting_varied_values.clear();
+  classes_awaiting_varied_values.insert(layout_class);
 }
 
 // The outcome of a call of a proven layout class: its own meta run, trusted
@@ -788,8 +806,12 @@ std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, 
     outcome = meta_alone(op, args, layout_class.words());
   }
   if (!outcome) {
-    outcome = run_meta(op, plan, args);
+    // A class back at another size after a run on zeros: its varied run
+    // proves it (fill_order says why only then).
+    const bool varied_first = has_layout_class && has_proof(layout_class.words(), classes_awaiting_varied_values);
+    outcome = run_meta(op, plan, args, varied_first);
     if (has_layout_class && outcome->proves_meta_layouts) remember_proof(layout_class.words(), *outcome);
+    if (has_layout_class && outcome->would_prove_on_varied_values) await_varied_values(layout_class.words());
   }
   if (cacheable) {
     std::lock_guard<std::mutex> lock(cache_mutex);

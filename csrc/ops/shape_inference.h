@@ -69,6 +69,9 @@ struct MetaOutcome {
   // calls of the same layout class at other sizes may trust their meta run
   // alone (see infer_outputs).
   bool proves_meta_layouts = false;
+  // It would have, had the CPU kernel accepted varied stand-ins rather than
+  // zeros or ones (large stand-ins are zeros first: ops/stand_ins.h).
+  bool would_prove_on_varied_values = false;
 };
 
 // Meta outcome for calling `op` with `args` (axon tensors, CPU scalars, ...).

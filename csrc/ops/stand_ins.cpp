@@ -100,8 +100,9 @@ at::Tensor mapped_zeros(int64_t elements, const at::TensorOptions& options) {
 
 }  // namespace
 
-c10::ArrayRef<Fill> fill_order(size_t stand_in_bytes) {
-  return stand_in_bytes >= kLargeStandInBytes ? c10::ArrayRef<Fill>(kLargeOrder) : c10::ArrayRef<Fill>(kSmallOrder);
+c10::ArrayRef<Fill> fill_order(size_t stand_in_bytes, bool varied_first) {
+  const size_t large_from = varied_first ? kLargestComparedStandInBytes + 1 : kLargeStandInBytes;
+  return stand_in_bytes >= large_from ? c10::ArrayRef<Fill>(kLargeOrder) : c10::ArrayRef<Fill>(kSmallOrder);
 }
 
 at::Tensor filled_with(int64_t elements, const at::TensorOptions& options, Fill fill) {

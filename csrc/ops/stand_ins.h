@@ -27,6 +27,10 @@ enum class Fill {
 // zeros first (see fill_order).
 constexpr size_t kLargeStandInBytes = size_t{64} << 20;
 
+// Up to this many bytes, large stand-ins may take varied values first all
+// the same (see fill_order).
+constexpr size_t kLargestComparedStandInBytes = size_t{512} << 20;
+
 // The fills a call's stand-ins are tried with, in turn, until the CPU
 // kernel accepts one. Varied values come first where the stand-ins are
 // small: only results computed from them say whether an `.out` kernel
@@ -35,7 +39,14 @@ constexpr size_t kLargeStandInBytes = size_t{64} << 20;
 // a first call of index_fill_ or index_put_ on a 2 GiB tensor touches a few
 // elements, and a varied fill would write all of it (and a CPU kernel run on
 // it the same again) on the calling thread.
-c10::ArrayRef<Fill> fill_order(size_t stand_in_bytes);
+// `varied_first`: large stand-ins of up to kLargestComparedStandInBytes
+// take varied values first all the same. For a call whose `.out` kernel is
+// checked against its functional one, a run on zeros cannot prove its layout
+// class (shape_inference.h): when such a class comes back at another size,
+// its varied run proves it, and later sizes skip the CPU run (a 64 MiB
+// softmax at new sizes: 155 ms a call, then 13-18; the CPU's own 31). Only
+// then: the first call of a class at a fixed size keeps the zeros' cost.
+c10::ArrayRef<Fill> fill_order(size_t stand_in_bytes, bool varied_first);
 
 // Same sizes, strides and dtype as the axon tensors they stand in for, and
 // the same overlaps (arguments that share an axon storage share one stand-in
