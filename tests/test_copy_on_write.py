@@ -184,3 +184,23 @@ def test_a_host_alias_of_shared_memory_writes_only_its_own_tensor():
     host.add_(100)  # a CPU write, straight into the alias's memory
     assert torch.equal(clone.cpu(), torch.arange(12.0)), "writing a host alias changed the lazy clone"
     assert torch.equal(original.cpu(), torch.arange(12.0) + 100)
+
+
+READS_OF_AN_INDEX = {
+    "gather": lambda x, index, src: x.gather(0, index),
+    "scatter_add": lambda x, index, src: x.scatter_add(0, index, src),
+    "scatter_add_": lambda x, index, src: x.clone().scatter_add_(0, index, src),
+    "scatter_reduce amax": lambda x, index, src: x.scatter_reduce(0, index, src, "amax"),
+}
+
+
+@pytest.mark.parametrize("call", READS_OF_AN_INDEX, ids=list(READS_OF_AN_INDEX))
+def test_an_index_only_read_keeps_sharing_its_memory(call):
+    # The direct scatter and gather kernels gave every operand its own copy, the index they only read included
+    # (PyTorch's test_cow_input failed on scatter_reduce's backward, which gathers and scatters with it).
+    x, src = torch.arange(5.0), torch.arange(6.0) + 10
+    index = torch.tensor([0, 1, 0, 1, 2, 1])
+    shared = index.to("axon")._lazy_clone()
+    result = READS_OF_AN_INDEX[call](x.to("axon"), shared, src.to("axon"))
+    assert torch.equal(result.cpu(), READS_OF_AN_INDEX[call](x, index, src))
+    assert is_cow(shared), f"{call} copied the index it only reads"

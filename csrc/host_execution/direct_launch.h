@@ -132,8 +132,9 @@ class DirectLaunch final : public HostLaunch {
   static void queue(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors, Body body,
                     bool team_at_any_size) {
     auto launch = std::make_unique<DirectLaunch>(std::move(body));
-    // Written or not, no operand shares memory with a lazy clone
-    // (direct_operand): `write` only costs the check that stays true.
+    // Direct kernels take no operand that shares memory with a lazy clone
+    // (direct_operand, direct_index): `write` is the safe default should
+    // one slip through, copying an operand that is only read.
     for (std::size_t i = 0; i < N; ++i) launch->positions_[i] = launch->aliases_.add(*tensors[i], Access::write);
     const std::size_t bytes = launch->aliases_.bytes_visited();
     launches_queued.fetch_add(1, std::memory_order_relaxed);

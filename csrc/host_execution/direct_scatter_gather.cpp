@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/copy_on_write.h"
 #include "host_execution/direct_launch.h"
 #include "host_execution/scatter_gather_rows.h"
 
@@ -14,10 +15,13 @@ namespace {
 
 using direct::DirectOperator;
 
-// An int64 index on `device`, contiguous, with elements.
+// An int64 index on `device`, contiguous, with elements, whose memory is its
+// own: a direct launch gives every operand shared with a lazy clone its own
+// copy (direct_launch.h), and an index is only read.
 bool direct_index(const at::Tensor& index, c10::Device device) {
   return index.defined() && index.is_privateuseone() && index.layout() == c10::kStrided &&
-         index.scalar_type() == at::kLong && index.device() == device && index.is_contiguous() && index.numel() > 0;
+         index.scalar_type() == at::kLong && index.device() == device && index.is_contiguous() && index.numel() > 0 &&
+         !is_copy_on_write(index.storage());
 }
 
 // The shape axon's kernels take: `data` (gathered from, or scattered into)
