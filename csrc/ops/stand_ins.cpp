@@ -101,7 +101,7 @@ at::Tensor mapped_zeros(int64_t elements, const at::TensorOptions& options) {
 }  // namespace
 
 c10::ArrayRef<Fill> fill_order(size_t stand_in_bytes, bool varied_first) {
-  const size_t large_from = varied_first ? kLargestComparedStandInBytes + 1 : kLargeStandInBytes;
+  const size_t large_from = varied_first ? kLargestVariedFirstStandInBytes + 1 : kLargeStandInBytes;
   return stand_in_bytes >= large_from ? c10::ArrayRef<Fill>(kLargeOrder) : c10::ArrayRef<Fill>(kSmallOrder);
 }
 

@@ -29,7 +29,7 @@ constexpr size_t kLargeStandInBytes = size_t{64} << 20;
 
 // Up to this many bytes, large stand-ins may take varied values first all
 // the same (see fill_order).
-constexpr size_t kLargestComparedStandInBytes = size_t{512} << 20;
+constexpr size_t kLargestVariedFirstStandInBytes = size_t{512} << 20;
 
 // The fills a call's stand-ins are tried with, in turn, until the CPU
 // kernel accepts one. Varied values come first where the stand-ins are
@@ -39,7 +39,7 @@ constexpr size_t kLargestComparedStandInBytes = size_t{512} << 20;
 // a first call of index_fill_ or index_put_ on a 2 GiB tensor touches a few
 // elements, and a varied fill would write all of it (and a CPU kernel run on
 // it the same again) on the calling thread.
-// `varied_first`: large stand-ins of up to kLargestComparedStandInBytes
+// `varied_first`: large stand-ins of up to kLargestVariedFirstStandInBytes
 // take varied values first all the same. For a call whose `.out` kernel is
 // checked against its functional one, a run on zeros cannot prove its layout
 // class (shape_inference.h): when such a class comes back at another size,
