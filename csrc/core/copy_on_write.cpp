@@ -4,8 +4,7 @@
 
 namespace axon {
 
-void materialize_for_write(const c10::Storage& storage) {
-  if (C10_LIKELY(!is_copy_on_write(storage))) return;
+void materialize_shared_storage(const c10::Storage& storage) {
   // ATen's materialization allocates on the current device and copies on its
   // current stream: both must be the storage's.
   const c10::DeviceGuard guard(storage.device());

@@ -29,10 +29,16 @@ inline bool is_copy_on_write(const c10::DataPtr& data_ptr) {
 }
 inline bool is_copy_on_write(const c10::Storage& storage) { return storage && is_copy_on_write(storage.data_ptr()); }
 
+// materialize_for_write's copy, for a storage that is_copy_on_write.
+void materialize_shared_storage(const c10::Storage& storage);
+
 // Gives `storage` memory of its own if it shares it (a copy queued on the
 // current stream of its device, or the shared memory itself when no other
 // storage holds it any more); nothing otherwise. On a program thread only:
-// never inside a running kernel, whose pointers were taken before.
-void materialize_for_write(const c10::Storage& storage);
+// never inside a running kernel, whose pointers were taken before. Inline,
+// the check first: every operand a direct kernel queues passes here.
+inline void materialize_for_write(const c10::Storage& storage) {
+  if (C10_UNLIKELY(is_copy_on_write(storage))) materialize_shared_storage(storage);
+}
 
 }  // namespace axon

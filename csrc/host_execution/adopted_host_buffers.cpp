@@ -177,7 +177,7 @@ at::Tensor owning_host_alias(const at::Tensor& device_tensor) {
   // clone gets memory of its own first. The alias never waits for work the
   // caller queued, but this copy the caller did not queue: it waits for it.
   if (is_copy_on_write(device_storage)) {
-    materialize_for_write(device_storage);
+    materialize_shared_storage(device_storage);
     const c10::DeviceIndex device = device_tensor.device().index();
     AXON_CHECK(wait_for_stream(current_stream_handle(device)), "copying shared memory for a host alias");
   }

@@ -695,7 +695,8 @@ std::unordered_set<std::vector<int64_t>, WordHash> proven_layout_classes;
 std::unordered_set<std::vector<int64_t>, WordHash> proofs;
 std::unordered_set<std::vector<int64_t>, WordHash> classes_awaiting_varied_values;
 
-bool has_proof(const std::vector<int64_t>& words, const std::unordered_set<std::vector<int64_t>, WordHash>& set) {
+// Whether `words` is in `set`, one of the sets under proven_mutex.
+bool is_recorded(const std::vector<int64_t>& words, const std::unordered_set<std::vector<int64_t>, WordHash>& set) {
   std::lock_guard<std::mutex> lock(proven_mutex);
   return set.count(words) != 0;
 }
@@ -734,7 +735,7 @@ std::shared_ptr<const MetaOutcome> meta_alone(const c10::OperatorHandle& op, c10
   }
   outcome->meta_signature = meta_signature(stack, outcome->arguments_after);
   outcome->returns = std::move(stack);
-  if (!has_proof(proof_key(layout_class, *outcome), proofs)) return nullptr;
+  if (!is_recorded(proof_key(layout_class, *outcome), proofs)) return nullptr;
   outcome->proves_meta_layouts = true;
   // A `.out` kernel that would lay its output out otherwise at these sizes
   // (the CPU's layout choice can turn on size values the class leaves out)
@@ -803,13 +804,13 @@ std::shared_ptr<const MetaOutcome> infer_outputs(const c10::OperatorHandle& op, 
   KeyBuilder layout_class(op, /*sizes_free=*/true);
   const bool has_layout_class = cacheable && build_key(op, args, layout_class);
   std::shared_ptr<const MetaOutcome> outcome;
-  if (has_layout_class && has_proof(layout_class.words(), proven_layout_classes)) {
+  if (has_layout_class && is_recorded(layout_class.words(), proven_layout_classes)) {
     outcome = meta_alone(op, args, layout_class.words());
   }
   if (!outcome) {
     // A class back at another size after a run on zeros: its varied run
     // proves it (fill_order says why only then).
-    const bool varied_first = has_layout_class && has_proof(layout_class.words(), classes_awaiting_varied_values);
+    const bool varied_first = has_layout_class && is_recorded(layout_class.words(), classes_awaiting_varied_values);
     outcome = run_meta(op, plan, args, varied_first);
     if (has_layout_class && outcome->proves_meta_layouts) remember_proof(layout_class.words(), *outcome);
     if (has_layout_class && outcome->would_prove_on_varied_values) await_varied_values(layout_class.words());
