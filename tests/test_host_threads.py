@@ -276,6 +276,44 @@ def test_products_below_a_mebibyte_take_the_team_only_while_the_program_waits():
         torch.testing.assert_close(product.cpu(), expected)
 
 
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="parallel kernels need at least two intra-op threads")
+@pytest.mark.parametrize("wait", ["item", "cpu", "synchronize"])
+def test_a_program_reading_a_value_back_waits_as_a_synchronize_does(wait):
+    # A training loop waits for its step in `loss.item()`: while that read blocks, the program's core is
+    # free, so products queued before it take the team as they do during a synchronize.
+    import threading
+
+    import torch_axon
+
+    testing = torch_axon._C._testing
+    a, b = torch.randn(64, 256), torch.randn(256, 256)
+    x, y = a.to("axon"), b.to("axon")
+    stream = torch.axon.current_stream()
+    torch.axon.synchronize()
+
+    gate = testing.close_gate(stream.device_index, stream.stream_id)
+    alone, team = testing.team_for_work_runs()
+    products = [x @ y for _ in range(12)]
+    total = products[-1].sum()
+    opener = threading.Timer(0.05, testing.open_gate, args=(gate,))
+    opener.start()
+    if wait == "item":
+        value = total.item()
+    elif wait == "cpu":
+        value = total.cpu().item()
+    else:
+        torch.axon.synchronize()
+        value = total.cpu().item()
+    opener.join()
+    after = testing.team_for_work_runs()
+    assert (after[0] - alone, after[1] - team) == (0, 12)
+
+    expected = a @ b
+    assert value == pytest.approx(expected.sum().item(), rel=1e-4)
+    for product in products:
+        torch.testing.assert_close(product.cpu(), expected)
+
+
 def test_attention_runs_with_the_team_by_its_multiply_adds():
     # A causal 1x4x128x64 attention covers 0.5 MiB and does 4.2M multiply-adds: 165 us on one thread against
     # the CPU's 106-113 on two (host_execution/direct_attention.cpp). A 1x1x16x16 one stays on one thread.

@@ -4,6 +4,7 @@
 
 #include "axon/device.h"
 #include "axon/event.h"
+#include "axon/memory.h"
 #include "axon/stream.h"
 
 namespace axon {
@@ -16,6 +17,11 @@ namespace axon {
 axon_status wait_for_stream(axon_stream stream);
 axon_status wait_for_event(axon_event event);
 axon_status wait_for_device(int device);
+
+// axon_memory_copy (a copy queued on `stream`, then waited for), counted the
+// same way: Tensor.item() reads its value back through it, and a training
+// loop's `loss.item()` is where its program thread waits for a step's work.
+axon_status copy_and_wait(void* dst, const void* src, size_t bytes, axon_stream stream);
 
 // Whether some program thread is inside one of the waits above now.
 //

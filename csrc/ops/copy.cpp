@@ -211,8 +211,8 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: Empty tensor not supported");
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   const c10::DeviceGuard guard(self.device());
-  AXON_CHECK(axon_memory_copy(host.data_ptr(), self.const_data_ptr(), self.element_size(),
-                              current_stream_handle(self.device().index())),
+  AXON_CHECK(copy_and_wait(host.data_ptr(), self.const_data_ptr(), self.element_size(),
+                           current_stream_handle(self.device().index())),
              "reading a scalar from axon (Tensor.item)");
   return at::_local_scalar_dense(host);
 }
