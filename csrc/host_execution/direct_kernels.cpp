@@ -25,6 +25,7 @@
 #include "host_execution/cuda_dtypes.h"
 #include "host_execution/direct_attention.h"
 #include "host_execution/direct_batch_norm.h"
+#include "host_execution/direct_cumulative_sum.h"
 #include "host_execution/direct_launch.h"
 #include "host_execution/direct_pooling.h"
 #include "host_execution/direct_scatter_gather.h"
@@ -435,7 +436,7 @@ struct DirectKernel {
   const char* name;
   void (*register_on)(torch::Library&, const char*);
 };
-constexpr std::array<DirectKernel, 37> kDirectKernels = {{
+constexpr std::array<DirectKernel, 38> kDirectKernels = {{
     {"add.Tensor", &register_kernel<&add>},
     {"sub.Tensor", &register_kernel<&sub>},
     {"mul.Tensor", &register_kernel<&mul>},
@@ -469,6 +470,7 @@ constexpr std::array<DirectKernel, 37> kDirectKernels = {{
     {"std.correction", &register_kernel<&direct_std>},
     {"var_mean.correction", &register_kernel<&direct_var_mean>},
     {"std_mean.correction", &register_kernel<&direct_std_mean>},
+    {"cumsum", &register_kernel<&direct_cumsum>},
     {"native_batch_norm", &register_kernel<&direct_native_batch_norm>},
     {"_native_batch_norm_legit", &register_kernel<&direct_native_batch_norm_legit>},
     {"_native_batch_norm_legit.no_stats", &register_kernel<&direct_native_batch_norm_legit_no_stats>},
