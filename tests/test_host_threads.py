@@ -164,7 +164,7 @@ for _ in range(3):
     before = _testing.helper_parkings()
     start, calls = time.perf_counter(), 0
     while time.perf_counter() - start < 0.003 or calls < 50:  # then 3 ms of single-thread kernels, or more
-        (small + 1).sum().item()
+        (small + 1)[-1].item()  # (a sum of it would take the team: test_thread_count_results.py)
         calls += 1
     samples.append(idle_cpu_ms())
     parked.append(_testing.helper_parkings() - before)

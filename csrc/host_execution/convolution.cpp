@@ -161,7 +161,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
     return output;
   }
   launch_on_stream(stream, "aten::convolution_overrideable", aliases, std::move(body), LaunchRelease::kOnWorker,
-                   shapes->team);
+                   shapes->team ? TeamUse::kForWork : TeamUse::kBySize);
   return output;
 }
 
@@ -278,7 +278,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     }
   };
   launch_on_stream(current_stream_handle(input.device().index()), "aten::convolution_backward_overrideable", aliases,
-                   std::move(body), LaunchRelease::kOnWorker, shapes->team);
+                   std::move(body), LaunchRelease::kOnWorker, shapes->team ? TeamUse::kForWork : TeamUse::kBySize);
   return {grad_input, grad_weight, grad_bias};
 }
 

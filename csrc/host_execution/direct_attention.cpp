@@ -176,7 +176,7 @@ std::tuple<at::Tensor, at::Tensor> direct_flash_attention(const at::Tensor& quer
           attention_forward_blocks(g, operand_of(t[0]), operand_of(t[1]), operand_of(t[2]), result_of(t[3]),
                                    result_of(t[4]));
         },
-        attention_wants_team(*geometry));
+        attention_wants_team(*geometry) ? TeamUse::kForWork : TeamUse::kBySize);
     return {std::move(output), std::move(lse)};
   }
   torch::jit::Stack results = op.generic_results(query, key, value, dropout_p, is_causal, attn_mask, scale);
@@ -219,7 +219,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> direct_flash_attention_backward(
                                     operand_of(t[4]), operand_of(t[5]), result_of(t[6]), result_of(t[7]),
                                     result_of(t[8]));
         },
-        attention_wants_team(*geometry));
+        attention_wants_team(*geometry) ? TeamUse::kForWork : TeamUse::kBySize);
     return {std::move(grad_query), std::move(grad_key), std::move(grad_value)};
   }
   torch::jit::Stack results =

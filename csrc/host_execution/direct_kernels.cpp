@@ -202,10 +202,17 @@ at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim
         at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? at::kLong : self.scalar_type();
     at::Tensor out = fresh({}, type);
     const bool empty_list = dim.has_value();
-    queue_over_aliases<2>(op.kernel_name(), self.device(), {&self, &out}, [empty_list](std::array<at::Tensor, 2>& t) {
-      const at::OptionalIntArrayRef dims = empty_list ? at::OptionalIntArrayRef(c10::IntArrayRef()) : std::nullopt;
-      at::cpu::sum_out(t[1], t[0], dims, false, std::nullopt);
-    });
+    // A floating sum of many elements is added in a part per thread
+    // (TeamUse::kForResults); integers sum exactly on any count.
+    const TeamUse team_use =
+        type != at::kLong && self.numel() >= kSplitSumsFromElements ? TeamUse::kForResults : TeamUse::kBySize;
+    queue_over_aliases<2>(
+        op.kernel_name(), self.device(), {&self, &out},
+        [empty_list](std::array<at::Tensor, 2>& t) {
+          const at::OptionalIntArrayRef dims = empty_list ? at::OptionalIntArrayRef(c10::IntArrayRef()) : std::nullopt;
+          at::cpu::sum_out(t[1], t[0], dims, false, std::nullopt);
+        },
+        team_use);
     return out;
   }
   return op.generic(self, dim, keepdim, dtype).toTensor();
@@ -216,7 +223,7 @@ void queue_onednn_mm(const char* name, const at::Tensor& mat1, const at::Tensor&
   queue_over_aliases<3>(
       name, mat1.device(), {&mat1, &mat2, &out},
       [](std::array<at::Tensor, 3>& t) { onednn_product(t[2], t[0], t[1], false); },
-      product_wants_team(1, mat1.size(0), mat1.size(1), mat2.size(1)));
+      product_team_use(1, mat1.size(0), mat1.size(1), mat2.size(1)));
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
@@ -234,7 +241,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
       queue_over_aliases<3>(
           op.kernel_name(), self.device(), {&self, &mat2, &out},
           [](std::array<at::Tensor, 3>& t) { at::cpu::mm_out(t[2], t[0], t[1]); },
-          product_wants_team(1, self.size(0), self.size(1), mat2.size(1)));
+          product_team_use(1, self.size(0), self.size(1), mat2.size(1)));
     }
     return out;
   }
@@ -276,7 +283,7 @@ void queue_onednn_linear(const char* name, const at::Tensor& self, const at::Ten
         t[3].copy_(t[0].expand({m, n}));
         onednn_product(t[3], t[1], t[2], true);
       },
-      product_wants_team(1, m, mat1.size(1), n));
+      product_team_use(1, m, mat1.size(1), n));
 }
 
 // An out= tensor a product can be written into as it stands: a contiguous

@@ -130,7 +130,7 @@ class DirectLaunch final : public HostLaunch {
 
   // Queues this launch on the current stream of `device` over `tensors`.
   static void queue(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors, Body body,
-                    bool team_at_any_size) {
+                    TeamUse team_use) {
     auto launch = std::make_unique<DirectLaunch>(std::move(body));
     // Direct kernels take no operand that shares memory with a lazy clone
     // (direct_operand, direct_index): `write` is the safe default should
@@ -138,7 +138,7 @@ class DirectLaunch final : public HostLaunch {
     for (std::size_t i = 0; i < N; ++i) launch->positions_[i] = launch->aliases_.add(*tensors[i], Access::write);
     const std::size_t bytes = launch->aliases_.bytes_visited();
     launches_queued.fetch_add(1, std::memory_order_relaxed);
-    launch_on_stream(current_stream_handle(device.index()), name, bytes, std::move(launch), team_at_any_size);
+    launch_on_stream(current_stream_handle(device.index()), name, bytes, std::move(launch), team_use);
   }
 
   void run() override {
@@ -157,11 +157,11 @@ class DirectLaunch final : public HostLaunch {
 // Queues `body` on the current stream of `device`. It receives CPU aliases
 // of `tensors` (in that order; a tensor given twice gets one alias), made
 // on the worker. `body` captures only values made for the call.
-// `team_at_any_size`: as launch_on_stream's (stream_launch.h).
+// `team_use`: as launch_on_stream's (stream_launch.h).
 template <std::size_t N, class Body>
 void queue_over_aliases(const char* name, c10::Device device, const std::array<const at::Tensor*, N>& tensors,
-                        Body body, bool team_at_any_size = false) {
-  DirectLaunch<N, Body>::queue(name, device, tensors, std::move(body), team_at_any_size);
+                        Body body, TeamUse team_use = TeamUse::kBySize) {
+  DirectLaunch<N, Body>::queue(name, device, tensors, std::move(body), team_use);
 }
 
 }  // namespace axon::direct

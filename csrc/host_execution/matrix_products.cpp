@@ -114,10 +114,12 @@ void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::
 #endif
 }
 
-bool product_wants_team(int64_t batch, int64_t m, int64_t k, int64_t n) {
+TeamUse product_team_use(int64_t batch, int64_t m, int64_t k, int64_t n) {
+  if (batch == 1 && k >= kSplitSumsFromElements) return TeamUse::kForResults;
   constexpr int64_t kTeamMinimumSide = 8;
-  return m >= kTeamMinimumSide && n >= kTeamMinimumSide &&
-         double(batch) * double(m) * double(k) * double(n) >= kTeamMinimumMultiplyAdds;
+  const bool for_work = m >= kTeamMinimumSide && n >= kTeamMinimumSide &&
+                        double(batch) * double(m) * double(k) * double(n) >= kTeamMinimumMultiplyAdds;
+  return for_work ? TeamUse::kForWork : TeamUse::kBySize;
 }
 
 void set_onednn_products_enabled(bool enabled) { products_enabled.store(enabled, std::memory_order_relaxed); }

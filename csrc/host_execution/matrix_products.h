@@ -23,6 +23,8 @@
 
 #include <cstdint>
 
+#include "host_execution/stream_launch.h"
+
 namespace axon {
 
 // Whether the product mat1 @ mat2 (2-D float operands, contiguous or
@@ -38,15 +40,20 @@ bool onednn_takes_product(const at::Tensor& mat1, const at::Tensor& mat2, bool a
 // Only for operands onednn_takes_product accepted.
 void onednn_product(const at::Tensor& result, const at::Tensor& mat1, const at::Tensor& mat2, bool accumulate);
 
-// Whether a float product of `batch` (m×k)·(k×n) matrices runs with the
-// worker's OpenMP team whatever bytes it covers (launch_on_stream's
-// team_at_any_size). Below 1 MiB of operands a kernel runs on one thread, but
-// a product's work grows with m·k·n, not its bytes: MKL on two threads took
-// 53 µs for a 16×256 by 256×768 product against 80 µs on one, and 0.7-0.8×
-// one thread's time from 8 rows and half a million multiply-adds up (a
-// recurrent network's step products, docs/benchmarks.md, stop 55); below 8
-// rows or columns (matrix-vector products) two threads are slower.
-bool product_wants_team(int64_t batch, int64_t m, int64_t k, int64_t n);
+// What a float product of `batch` (m×k)·(k×n) matrices asks of the worker's
+// OpenMP team (launch_on_stream's TeamUse).
+//  - kForResults for a single product of kSplitSumsFromElements terms and
+//    more: MKL splits such a sum over k among its threads, so only the CPU's
+//    thread count gives the CPU's values (batched products are split by
+//    matrix, and are the same on any count).
+//  - kForWork from 8 rows and columns and half a million multiply-adds:
+//    below 1 MiB of operands a kernel runs on one thread, but a product's
+//    work grows with m·k·n, not its bytes: MKL on two threads took 53 µs for
+//    a 16×256 by 256×768 product against 80 µs on one, and 0.7-0.8× one
+//    thread's time from there up (a recurrent network's step products,
+//    docs/benchmarks.md, stop 55); below 8 rows or columns (matrix-vector
+//    products) two threads are slower.
+TeamUse product_team_use(int64_t batch, int64_t m, int64_t k, int64_t n);
 
 // The multiply-adds from which a product runs with the team (and attention,
 // whose blocks are products: direct_attention.cpp).

@@ -245,23 +245,49 @@ class DeferredAliasCall final : public HostLaunch {
   c10::OperatorHandle kernel_;
 };
 
-// Whether a matrix product's sizes ask for the worker's team (matrix_products.h).
-bool product_call_wants_team(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
+// What a matrix product's sizes ask of the worker's team (matrix_products.h).
+TeamUse product_call_team_use(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
   const int first = plan.product_first_factor;
   if (first < 0 || static_cast<size_t>(first) + 1 >= args.size() || !args[first].isTensor() ||
       !args[first + 1].isTensor()) {
-    return false;
+    return TeamUse::kBySize;
   }
   const at::Tensor &a = args[first].toTensor(), &b = args[first + 1].toTensor();
-  if (!a.defined() || !b.defined() || a.dim() != b.dim() || a.dim() < 2 || a.dim() > 3) return false;
+  if (!a.defined() || !b.defined() || a.dim() < 2 || a.dim() > 3) return TeamUse::kBySize;
+  // A matrix-vector product (mv, addmv): MKL's splits among threads change
+  // its values from as many matrix elements as a product's terms.
+  if (a.dim() == 2 && b.dim() == 1) {
+    return a.numel() >= kSplitSumsFromElements ? TeamUse::kForResults : TeamUse::kBySize;
+  }
+  if (a.dim() != b.dim()) return TeamUse::kBySize;
   const int64_t batch = a.dim() == 3 ? a.size(0) : 1;
-  return product_wants_team(batch, a.size(-2), a.size(-1), b.size(-1));
+  return product_team_use(batch, a.size(-2), a.size(-1), b.size(-1));
 }
 
-// Whether a call runs with the worker's team whatever bytes it covers: its
-// operator's (OperatorPlan::team_at_any_size), or a product's sizes.
-bool call_wants_team(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args) {
-  return plan.team_at_any_size || product_call_wants_team(plan, args);
+// Whether a call reduces many floating-point elements to one value (a sum,
+// mean or product of a whole tensor, a loss, a dot product): ATen adds such
+// a reduction in a part per thread (TeamUse::kForResults).
+bool reduces_to_one_value(c10::ArrayRef<c10::IValue> args, const std::vector<c10::IValue>& results) {
+  bool one_value = false;
+  for (const c10::IValue& result : results) {
+    if (!result.isTensor()) continue;
+    const at::Tensor& tensor = result.toTensor();
+    if (tensor.defined() && tensor.numel() == 1 &&
+        (at::isFloatingType(tensor.scalar_type()) || at::isComplexType(tensor.scalar_type()))) {
+      one_value = true;
+    }
+  }
+  return one_value && largest_numel(args) >= kSplitSumsFromElements;
+}
+
+// What a call asks of the worker's team beside its bytes: its values'
+// (reductions to one value, products with long sums), its operator's
+// (OperatorPlan::team_at_any_size), or a product's sizes.
+TeamUse call_team_use(const OperatorPlan& plan, c10::ArrayRef<c10::IValue> args,
+                      const std::vector<c10::IValue>& results) {
+  if (reduces_to_one_value(args, results)) return TeamUse::kForResults;
+  const TeamUse product = product_call_team_use(plan, args);
+  return plan.team_at_any_size && product == TeamUse::kBySize ? TeamUse::kForWork : product;
 }
 
 // Queues a call whose host aliases the worker makes (DeferredAliases), for
@@ -308,7 +334,7 @@ bool launch_with_deferred_aliases(const c10::OperatorHandle& op, const OperatorP
     }
   }
   const size_t bytes = aliases.bytes_visited();
-  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call), call_wants_team(plan, args));
+  launch_on_stream(stream, plan.name.c_str(), bytes, std::move(call), call_team_use(plan, args, results));
   return true;
 }
 
@@ -479,7 +505,7 @@ void stream_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   torch::jit::Stack cpu_stack = host_aliases(plan, args, aliases);
   // The launch holds only aliases and values made for this call (host_aliases takes CPU numbers' values).
   const LaunchRelease release = LaunchRelease::kByQueuingThread;
-  const bool team = call_wants_team(plan, args);
+  const TeamUse team = call_team_use(plan, args, results);
   int64_t numel = largest_numel(args);
   for (const auto& result : results) numel = std::max(numel, largest_numel(result));
   substitute_generator(cpu_stack, plan, device, numel);

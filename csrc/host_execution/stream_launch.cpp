@@ -29,9 +29,9 @@ std::atomic<int64_t> queued_launch_count{0};
 std::atomic<int64_t> started_launch_count{0};
 
 // The threads a kernel covering `bytes` runs with.
-LaunchThreads launch_threads(std::size_t bytes, bool team_at_any_size) {
-  if (bytes >= kSingleThreadBelowBytes) return LaunchThreads::kTeam;
-  if (team_at_any_size && bytes >= kTeamAtAnySizeFromBytes) return LaunchThreads::kTeamForWork;
+LaunchThreads launch_threads(std::size_t bytes, TeamUse team_use) {
+  if (bytes >= kSingleThreadBelowBytes || team_use == TeamUse::kForResults) return LaunchThreads::kTeam;
+  if (team_use == TeamUse::kForWork && bytes >= kTeamAtAnySizeFromBytes) return LaunchThreads::kTeamForWork;
   return LaunchThreads::kAlone;
 }
 
@@ -174,19 +174,19 @@ void launch_on_stream(axon_stream stream, const char* kernel_name, std::function
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
-                      LaunchRelease release, bool team_at_any_size) {
+                      LaunchRelease release, TeamUse team_use) {
   // Before anything of this call is queued (its staging copies included).
   LaunchQueuing::destroy_finished_launches();
   aliases.stage_in(stream);
-  LaunchQueuing::queue_function(stream, kernel_name, std::move(body),
-                                launch_threads(aliases.bytes_covered(), team_at_any_size), release);
+  LaunchQueuing::queue_function(stream, kernel_name, std::move(body), launch_threads(aliases.bytes_covered(), team_use),
+                                release);
   aliases.stage_out(stream);
 }
 
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
-                      std::unique_ptr<HostLaunch> launch, bool team_at_any_size) {
+                      std::unique_ptr<HostLaunch> launch, TeamUse team_use) {
   LaunchQueuing::destroy_finished_launches();
-  LaunchQueuing::queue(stream, kernel_name, std::move(launch), launch_threads(bytes_covered, team_at_any_size),
+  LaunchQueuing::queue(stream, kernel_name, std::move(launch), launch_threads(bytes_covered, team_use),
                        LaunchRelease::kByQueuingThread);
 }
 

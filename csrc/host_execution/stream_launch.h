@@ -22,13 +22,37 @@ namespace axon {
 // made a decode loop four times slower (docs/benchmarks.md, 2026-12-04).
 constexpr std::size_t kSingleThreadBelowBytes = std::size_t{1} << 20;
 
-// Kernels launched with `team_at_any_size` (below) still run alone under this
+// Kernels launched with TeamUse::kForWork (below) still run alone under this
 // many bytes. Why: a decode step's tanh over 1,024 floats ran no parallel
 // region either way (ATen's vectorized math splits from 2,048 elements), yet
 // counted as a team kernel, which releases parked OpenMP helpers
 // (openmp_helper_parking.h) once a step; the costly kernels measured for the
 // team covered 64 KiB and more (docs/benchmarks.md, stops 57 and 58).
 constexpr std::size_t kTeamAtAnySizeFromBytes = std::size_t{64} << 10;
+
+// What a kernel asks of the worker's OpenMP team, beside the bytes it covers.
+enum class TeamUse : char {
+  // The team from kSingleThreadBelowBytes of operands, one thread below.
+  kBySize,
+  // Also below that, from kTeamAtAnySizeFromBytes, for CPU kernels whose work
+  // is far above the bytes they cover (OperatorPlan::team_at_any_size,
+  // product_wants_team): LaunchThreads::kTeamForWork.
+  kForWork,
+  // Always: the kernel's values depend on how many threads compute them, so
+  // it runs with as many as the CPU's own call would. ATen reduces a tensor
+  // to one value in a part per thread from 32K elements and adds the parts,
+  // and MKL splits a product's sum over k among its threads: on one thread a
+  // dot product of 70,001 floats came out -14.359825, on the CPU's two
+  // -14.359283 (a fuzz seed of stop 69). The callers ask for it where that
+  // split can happen (kSplitSumsFromElements).
+  kForResults,
+};
+
+// The elements from which a reduction to one value, or a product's sum over
+// k, may be split among threads: ATen's grain for a two-pass reduction is
+// 32768; MKL's dot products and matrix products split from 16384 terms on
+// the hosts measured (stop 69, docs/benchmarks.md).
+constexpr int64_t kSplitSumsFromElements = 16384;
 
 // Runs `body` on `stream` after the work already queued there. Exceptions it
 // throws become the stream's pending error (reported by the next
@@ -52,16 +76,16 @@ enum class LaunchRelease {
 
 // The same for a kernel over `aliases` (device_memory_views.h): where they
 // view staging buffers, the bytes are staged in before `body` and the
-// written bytes staged out after it, on the same stream. `team_at_any_size`:
-// as for the launch below.
+// written bytes staged out after it, on the same stream. `team_use`: as for
+// the launch below.
 void launch_on_stream(axon_stream stream, const char* kernel_name, HostAliases& aliases, std::function<void()> body,
-                      LaunchRelease release = LaunchRelease::kOnWorker, bool team_at_any_size = false);
+                      LaunchRelease release = LaunchRelease::kOnWorker, TeamUse team_use = TeamUse::kBySize);
 
 // Which threads a host kernel runs with (decided when it is queued, except
 // kTeamForWork's choice, made as it starts).
 enum class LaunchThreads : char {
   kAlone,  // the worker's thread only: under kSingleThreadBelowBytes
-  // The team for the work's sake (team_at_any_size) under
+  // The team for the work's sake (TeamUse::kForWork) under
   // kSingleThreadBelowBytes, but only while a program thread is blocked
   // waiting for a device (core/host_waits.h); and while the worker's OpenMP
   // helpers are parked (openmp_helper_parking.h), only when
@@ -119,11 +143,10 @@ class HostLaunch {
 // aliases' description and values made for the call, and its run() consumes
 // copies.
 //
-// `team_at_any_size`: the kernel runs with the worker's OpenMP team even
-// below kSingleThreadBelowBytes, for CPU kernels whose work is far above the
-// bytes they cover (OperatorPlan::team_at_any_size).
+// `team_use`: whether the kernel asks for the worker's OpenMP team below
+// kSingleThreadBelowBytes too (TeamUse).
 void launch_on_stream(axon_stream stream, const char* kernel_name, std::size_t bytes_covered,
-                      std::unique_ptr<HostLaunch> launch, bool team_at_any_size = false);
+                      std::unique_ptr<HostLaunch> launch, TeamUse team_use = TeamUse::kBySize);
 
 // Queues on `stream`, the first time it is called for `device`, a launch
 // that starts the device worker's OpenMP team and parks it at once

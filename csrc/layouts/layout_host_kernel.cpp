@@ -113,7 +113,7 @@ void queue_on_stream(const c10::OperatorHandle& op, const OperatorPlan& plan, to
           result_aliases[i].copy_(result);
         }
       },
-      LaunchRelease::kOnWorker, plan.team_at_any_size);
+      LaunchRelease::kOnWorker, plan.team_at_any_size ? TeamUse::kForWork : TeamUse::kBySize);
   torch::jit::drop(*stack, num_args);
   for (auto& result : results) stack->push_back(std::move(result));
 }

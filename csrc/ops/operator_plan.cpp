@@ -1,7 +1,10 @@
 #include "ops/operator_plan.h"
 
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -161,8 +164,14 @@ OperatorPlan make_plan(const c10::OperatorHandle& op) {
     }
   }
   plan.team_at_any_size = runs_with_team_at_any_size(schema.name());
-  if (schema.name() == "aten::mm" || schema.name() == "aten::bmm") plan.product_first_factor = 0;
-  if (schema.name() == "aten::addmm" || schema.name() == "aten::baddbmm" || schema.name() == "aten::addbmm") {
+  if (schema.name() == "aten::mm" || schema.name() == "aten::bmm" || schema.name() == "aten::mv") {
+    plan.product_first_factor = 0;
+  }
+  // mv runs as addmv_ into its result.
+  static const std::array<std::string_view, 8> kBiasFirst = {"aten::addmm",    "aten::addmm_", "aten::baddbmm",
+                                                             "aten::baddbmm_", "aten::addbmm", "aten::addbmm_",
+                                                             "aten::addmv",    "aten::addmv_"};
+  if (std::find(kBiasFirst.begin(), kBiasFirst.end(), schema.name()) != kBiasFirst.end()) {
     plan.product_first_factor = 1;
   }
   const bool indexing = schema.name() == "aten::index" || schema.name() == "aten::index_put_" ||

@@ -44,7 +44,7 @@ struct OperatorPlan {
   // element-wise functions, topk, scans, LAPACK and FFT calls; the list and
   // its measurements: runs_with_team_at_any_size, operator_plan.cpp).
   bool team_at_any_size = false;
-  // For matrix products (mm, addmm, bmm, baddbmm, addbmm): the argument index
+  // For matrix products (mm, bmm, mv, and addmm, baddbmm, addbmm, addmv, in place or not): the argument index
   // of the first factor, the second following it; -1 for other operators.
   // Such a call runs with the team where its sizes ask for it
   // (product_wants_team, host_execution/matrix_products.h).
