@@ -391,6 +391,23 @@ def test_unsigned_and_empty_inputs_lower_and_match_eager(function, make_input):
         assert g.dtype == e.dtype and torch.equal(g.cpu(), e)
 
 
+@pytest.mark.parametrize("function", [lambda x: torch.log_softmax(x, 0) * 2, lambda x: torch.softmax(x, 1) + 1],
+                         ids=["log_softmax", "softmax"])
+def test_complex_softmax_runs_eagerly_as_the_cpu_answers_it(function):
+    # The module XLA got used stablehlo.is_finite on complex values, which it rejects: compiling failed (fuzz seed
+    # 691856). The CPU has no complex softmax: an empty input gives an empty result, any other its error.
+    compiled = torch.compile(function, backend="axon")
+    empty = torch.zeros(0, 4, dtype=torch.complex64)
+    assert torch.equal(compiled(empty.to("axon")).cpu(), function(empty))
+    values = torch.randn(2, 4, dtype=torch.complex64)
+    with pytest.raises(NotImplementedError) as on_cpu:
+        function(values)
+    with pytest.raises(NotImplementedError) as on_axon:
+        compiled(values.to("axon"))
+        torch.axon.synchronize()
+    assert str(on_axon.value) == str(on_cpu.value)
+
+
 def test_a_long_cummax_compiles_without_crashing_the_process():
     # XLA's CPU compiler crashed the process on cummax's two-operand reduce_window over 512 elements or more (fuzz
     # seed 671284); such scans run eagerly. In a fresh process: a crash must fail this test, not end the run.
