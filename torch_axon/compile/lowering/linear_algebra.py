@@ -27,11 +27,29 @@ def dot_general(context: LoweringContext, lhs, rhs, batch: int, shape, dtype):
     return context.op("stablehlo.dot_general", [lhs, rhs], shape, dtype, attributes)
 
 
+def _scaled_by_one(context, product, shape, dtype):
+    """`product` times the complex scale 1 + 0j, as the CPU's complex mm and addmm apply it (MKL's gemm scales its
+    sum by alpha): an infinite part times that 0 makes NaNs, so (inf + 0j) @ (4 - 1j) is nan + nanj there, not the
+    product's inf - infj (fuzz seed 693672). bmm, mv and dot give the product unscaled, as here."""
+    real_dtype = dtype.to_real()
+    real = context.op("stablehlo.real", [product], shape, real_dtype)
+    imag = context.op("stablehlo.imag", [product], shape, real_dtype)
+    zero = context.constant(0, real_dtype, shape)
+    scaled_real = context.op("stablehlo.subtract", [real, context.op("stablehlo.multiply", [imag, zero], shape,
+                                                                     real_dtype)], shape, real_dtype)
+    scaled_imag = context.op("stablehlo.add", [context.op("stablehlo.multiply", [real, zero], shape, real_dtype),
+                                               imag], shape, real_dtype)
+    return context.op("stablehlo.complex", [scaled_real, scaled_imag], shape, dtype)
+
+
 @lowers(aten.mm.default, aten.bmm.default, aten.dot.default, aten.mv.default)
 def _mm(context, node, lhs, rhs):
     shape, dtype = context.output_type()
     batch = 1 if node.target == aten.bmm.default else 0
-    return dot_general(context, lhs, rhs, batch, shape, dtype)
+    product = dot_general(context, lhs, rhs, batch, shape, dtype)
+    if dtype.is_complex and node.target == aten.mm.default:
+        product = _scaled_by_one(context, product, shape, dtype)
+    return product
 
 
 @lowers(aten.addmm.default, aten.baddbmm.default, aten.addmv.default)
@@ -39,6 +57,8 @@ def _addmm(context, node, bias, lhs, rhs, *, beta=1, alpha=1):
     shape, dtype = context.output_type()
     batch = 1 if node.target == aten.baddbmm.default else 0
     product = dot_general(context, lhs, rhs, batch, shape, dtype)
+    if dtype.is_complex and node.target == aten.addmm.default:
+        product = _scaled_by_one(context, product, shape, dtype)
     return _scaled_sum(context, bias, product, beta, alpha, shape, dtype)
 
 
