@@ -408,6 +408,27 @@ def test_complex_softmax_runs_eagerly_as_the_cpu_answers_it(function):
     assert str(on_axon.value) == str(on_cpu.value)
 
 
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int64])
+def test_softmax_of_integers_runs_eagerly_as_the_cpu_answers_it(dtype):
+    # stablehlo.is_finite took a bool operand and XLA refused the module (fuzz seed 694980).
+    function = torch.compile(lambda x: torch.softmax(x, -1), backend="axon")
+    empty = torch.zeros(0, 1, dtype=dtype)
+    got = function(empty.to("axon"))
+    assert got.dtype == torch.softmax(empty, -1).dtype and got.shape == (0, 1)
+    with pytest.raises(NotImplementedError):
+        function(torch.ones(2, 3, dtype=dtype).to("axon"))
+        torch.axon.synchronize()
+
+
+@pytest.mark.parametrize("low, high", [(-2, None), (None, -3), (-200, -100)])
+def test_negative_clamp_bounds_of_unsigned_tensors_wrap_as_in_eager(low, high):
+    # Eager converts a negative bound to uint8 by wrapping: clamp(uint8, min=-2) clamps at 254. The literal -2
+    # made XLA refuse the module (fuzz seed 695516).
+    x = torch.tensor([0, 3, 100, 255], dtype=torch.uint8)
+    function = _compile(lambda t: torch.clamp(t, min=low, max=high))
+    assert torch.equal(function(x.to("axon")).cpu(), torch.clamp(x, min=low, max=high))
+
+
 @pytest.mark.parametrize("function", [lambda a, b: a @ b, lambda a, b: torch.addmm(torch.ones_like(a @ b), a, b)],
                          ids=["mm", "addmm"])
 def test_complex_products_with_infinities_give_eagers_nans(function):

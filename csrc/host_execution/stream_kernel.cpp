@@ -254,8 +254,9 @@ TeamUse product_call_team_use(const OperatorPlan& plan, c10::ArrayRef<c10::IValu
   }
   const at::Tensor &a = args[first].toTensor(), &b = args[first + 1].toTensor();
   if (!a.defined() || !b.defined() || a.dim() < 2 || a.dim() > 3) return TeamUse::kBySize;
-  // A matrix-vector product (mv, addmv): MKL's splits among threads change
-  // its values from as many matrix elements as a product's terms.
+  // A matrix-vector product (mv, addmv): MKL splits it among threads too,
+  // whichever way the matrix lies (a 12500x8 matrix's product came out
+  // apart on one thread), so the count goes by the matrix's elements.
   if (a.dim() == 2 && b.dim() == 1) {
     return a.numel() >= kSplitSumsFromElements ? TeamUse::kForResults : TeamUse::kBySize;
   }

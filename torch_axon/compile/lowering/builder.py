@@ -73,7 +73,13 @@ def literal(value, dtype: torch.dtype) -> str:
         float_format, int_format, width = _FLOAT_BITS[dtype]
         bits = struct.unpack(int_format, struct.pack(float_format, value))[0]
         return f"0x{bits:0{width}X}"
-    return str(int(value))
+    # A number outside the integer dtype's range wraps as PyTorch converts it (two's complement, modulo
+    # 2**bits): clamp(uint8 tensor, min=-2) clamps at 254 in eager; the literal -2 made XLA refuse the module.
+    width = torch.iinfo(dtype).bits
+    value = int(value) % (1 << width)
+    if dtype not in UNSIGNED_DTYPES and value >= 1 << (width - 1):
+        value -= 1 << width
+    return str(value)
 
 
 def _real(dtype: torch.dtype) -> torch.dtype:

@@ -169,10 +169,10 @@ def _argmax(context, node, x, dim=None, keepdim=False):
     return context.reshape(indices, context.output_type()[0])
 
 
-def _refuse_complex_softmax(dtype):
-    # The CPU has no complex softmax kernels: eager gives its error, or an empty result for an empty input, and
-    # stablehlo.is_finite takes no complex operand.
-    if dtype.is_complex:
+def _refuse_non_floating_softmax(dtype):
+    # The CPU has softmax kernels for floating dtypes only: eager gives its error, or an empty result for an
+    # empty input, and stablehlo.is_finite takes neither complex nor integer operands.
+    if not dtype.is_floating_point:
         raise LoweringError(f"softmax in {dtype}")
 
 
@@ -193,7 +193,7 @@ def _softmax_parts(context, x, dim, dtype):
 @lowers(aten._softmax.default, aten.softmax.int)
 def _softmax(context, node, x, dim, half_to_float=False, dtype=None):
     meta = context.output_tensor()
-    _refuse_complex_softmax(meta.dtype)
+    _refuse_non_floating_softmax(meta.dtype)
     if x.rank == 0:
         return context.constant(1, meta.dtype)
     _, exponential, total, kept, compute = _softmax_parts(context, x, dim, meta.dtype)
@@ -204,7 +204,7 @@ def _softmax(context, node, x, dim, half_to_float=False, dtype=None):
 @lowers(aten._log_softmax.default, aten.log_softmax.int)
 def _log_softmax(context, node, x, dim, half_to_float=False, dtype=None):
     meta = context.output_tensor()
-    _refuse_complex_softmax(meta.dtype)
+    _refuse_non_floating_softmax(meta.dtype)
     if x.rank == 0:
         return context.constant(0, meta.dtype)
     shifted, _, total, kept, compute = _softmax_parts(context, x, dim, meta.dtype)
@@ -216,7 +216,7 @@ def _log_softmax(context, node, x, dim, half_to_float=False, dtype=None):
 @lowers(aten._softmax_backward_data.default)
 def _softmax_backward(context, node, grad, output, dim, input_dtype):
     meta = context.output_tensor()
-    _refuse_complex_softmax(meta.dtype)
+    _refuse_non_floating_softmax(meta.dtype)
     dim = normalize_dim(dim, grad.rank)
     compute = _accumulate_dtype(meta.dtype)
     g, y = context.convert(grad, compute), context.convert(output, compute)
@@ -231,7 +231,7 @@ def _softmax_backward(context, node, grad, output, dim, input_dtype):
 @lowers(aten._log_softmax_backward_data.default)
 def _log_softmax_backward(context, node, grad, output, dim, input_dtype):
     meta = context.output_tensor()
-    _refuse_complex_softmax(meta.dtype)
+    _refuse_non_floating_softmax(meta.dtype)
     dim = normalize_dim(dim, grad.rank)
     compute = _accumulate_dtype(meta.dtype)
     g, y = context.convert(grad, compute), context.convert(output, compute)
